@@ -1,0 +1,22 @@
+//! gtb: a dataset builder for GroupTravelBench-style multi-user travel-planning tasks.
+//!
+//! The CLI (`cli`) is a thin layer over `ops`; every stage can run from tests without it.
+//! See docs/ARCHITECTURE.md for the map.
+
+pub mod cli;
+pub mod clusters;
+pub mod config;
+pub mod difficulty;
+pub mod digest;
+pub mod generate;
+pub mod ops;
+pub mod pipeline;
+pub mod pyjson;
+pub mod resources;
+pub mod rng;
+pub mod sample;
+pub mod task;
+pub mod validate;
+
+/// Version of the code that shapes outputs; part of every stage fingerprint.
+pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen3");

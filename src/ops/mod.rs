@@ -1,0 +1,49 @@
+//! The operations behind every command. The CLI only parses arguments into a `BuildPlan`
+//! (or the options of the smaller commands) and calls these; tests call them directly.
+
+pub mod build;
+pub mod sinks;
+
+pub use build::{BuildPlan, BuildSummary, build};
+
+use crate::config::Config;
+use crate::resources::{self, Resources};
+use anyhow::Result;
+
+/// Load the resources named by a config, with the config's error messages.
+pub fn load_resources(cfg: &Config) -> Result<Resources> {
+    Ok(resources::load(&cfg.paths)?)
+}
+
+/// `gtb clusters`: build the cluster table from the coordinates and write it.
+pub fn clusters(cfg: &Config, params: crate::clusters::ClusterParams) -> Result<(usize, String)> {
+    let mut paths = cfg.paths.clone();
+    // build from the raw data alone: an existing cluster file is an output here, not an input
+    paths.clusters = paths.clusters.with_extension("does-not-exist");
+    let res = resources::load(&paths)?;
+    let cl = crate::clusters::build(&res, params);
+    let csv = crate::clusters::to_csv(&res, &cl);
+    crate::digest::write_atomic(&cfg.paths.clusters, csv.as_bytes())?;
+    Ok((cl.len(), csv))
+}
+
+/// `gtb sample`: skeletons only.
+pub fn sample(cfg: &Config) -> Result<Vec<crate::task::Skeleton>> {
+    let res = load_resources(cfg)?;
+    let s = crate::sample::Sampler::new(cfg, &res, cfg.run.n)?;
+    Ok(s.sample())
+}
+
+/// `gtb validate FILE`: every check on a task file; returns (tasks, findings).
+pub fn validate_file(cfg: &Config, file: &std::path::Path) -> Result<(usize, Vec<crate::validate::Finding>)> {
+    let res = load_resources(cfg)?;
+    let bytes = std::fs::read(file).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
+    let tasks: Vec<crate::task::Task> = crate::pipeline::from_jsonl(&bytes, file)?;
+    let v = crate::validate::Validator::new(&res, cfg);
+    let mut findings = Vec::new();
+    for mut t in tasks.clone() {
+        let o = v.check_task(&mut t, crate::validate::Mode::Audit);
+        findings.extend(o.problems);
+    }
+    Ok((tasks.len(), findings))
+}

@@ -1,0 +1,49 @@
+//! Serialisation byte-compatible with Python's `json.dumps(obj, ensure_ascii=False)`:
+//! separators ", " and ": ", no indentation, non-ASCII written raw.
+
+use serde::Serialize;
+use serde_json::ser::Formatter;
+use std::io;
+
+/// A serde_json formatter with Python's default separators.
+pub struct PyFormatter;
+
+impl Formatter for PyFormatter {
+    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+}
+
+/// Append one value as a Python-style JSON line (without the newline).
+pub fn write_value<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, PyFormatter);
+    value.serialize(&mut ser)
+}
+
+/// One value as a Python-style JSON string.
+pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    write_value(&mut out, value).expect("serialising in-memory values cannot fail");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn matches_python_separators_and_floats() {
+        let v = json!({"a": [1, 2.5, "长沙市"], "b": {"c": true, "d": 1.0}, "e": "say \"hi\"\n"});
+        assert_eq!(
+            to_string(&v),
+            r#"{"a": [1, 2.5, "长沙市"], "b": {"c": true, "d": 1.0}, "e": "say \"hi\"\n"}"#
+        );
+    }
+}

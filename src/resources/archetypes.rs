@@ -1,0 +1,171 @@
+//! The 22 group archetypes, loaded from `archetypes/archetypes.toml`.
+
+use super::table::InputError;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    Independent,
+    CopyMinor,
+    CopyModerate,
+    Skip,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Independent => "independent",
+            Strategy::CopyMinor => "copy_minor",
+            Strategy::CopyModerate => "copy_moderate",
+            Strategy::Skip => "skip",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Pace {
+    Relaxed,
+    Normal,
+    Active,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFilter {
+    pub age: [u32; 2],
+    #[serde(default)]
+    pub gender: Option<String>,
+    #[serde(default)]
+    pub marital: Option<Vec<String>>,
+    #[serde(default)]
+    pub parenting: Option<String>,
+}
+
+impl ProfileFilter {
+    pub fn accepts(&self, p: &super::Profile, group_gender: Option<&str>) -> bool {
+        (self.age[0]..=self.age[1]).contains(&p.age)
+            && self.gender.as_deref().or(group_gender).is_none_or(|g| g == p.gender)
+            && self.marital.as_ref().is_none_or(|m| m.contains(&p.marital))
+            && self.parenting.as_ref().is_none_or(|x| *x == p.parenting)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Slot {
+    pub user: String,
+    pub role: String,
+    pub filter: ProfileFilter,
+    pub strategy: Strategy,
+    #[serde(default)]
+    pub reference: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Archetype {
+    pub group_id: String,
+    pub group_name: String,
+    pub group_tags: Vec<String>,
+    pub share: u32,
+    pub pace: Pace,
+    pub spend: f64,
+    #[serde(default)]
+    pub same_gender: bool,
+    pub dynamics: String,
+    pub generation_order: Vec<String>,
+    pub compromise_patterns: Vec<Vec<String>>,
+    #[serde(rename = "slot")]
+    pub slots: Vec<Slot>,
+}
+
+impl Archetype {
+    /// Total group size N (skipped children included).
+    pub fn size(&self) -> u32 {
+        self.slots.len() as u32
+    }
+    pub fn slot(&self, user: &str) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.user == user)
+    }
+    /// Slots that get a preference table, in generation order.
+    pub fn planned_slots(&self) -> impl Iterator<Item = &Slot> {
+        self.generation_order.iter().filter_map(|u| self.slot(u))
+    }
+    pub fn children(&self) -> impl Iterator<Item = &Slot> {
+        self.slots.iter().filter(|s| s.strategy == Strategy::Skip)
+    }
+    pub fn is_family(&self) -> bool {
+        self.group_tags.iter().any(|t| t == "家庭")
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    archetype: Vec<Archetype>,
+}
+
+fn line_of(text: &str, offset: usize) -> u64 {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u64 + 1
+}
+
+/// Load and check the archetype file.
+pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
+    let err = |line: u64, field: &str, message: String| InputError { file: path.to_path_buf(), line, field: field.to_string(), message };
+    let text = std::fs::read_to_string(path).map_err(|e| err(0, "", format!("cannot read: {e}")))?;
+    let file: File = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| line_of(&text, s.start)).unwrap_or(0);
+        err(line, "", e.message().to_string())
+    })?;
+    let mut seen = std::collections::HashSet::new();
+    for a in &file.archetype {
+        let line = text.find(&format!("group_id = \"{}\"", a.group_id)).map(|o| line_of(&text, o)).unwrap_or(0);
+        let bad = |field: &str, m: String| err(line, field, format!("archetype {}: {m}", a.group_id));
+        if !seen.insert(a.group_id.clone()) {
+            return Err(bad("group_id", "duplicate group_id".into()));
+        }
+        for (i, s) in a.slots.iter().enumerate() {
+            if s.user != format!("User{}", i + 1) {
+                return Err(bad("slot.user", format!("slot {} must be User{}, found {}", i + 1, i + 1, s.user)));
+            }
+            if s.filter.age[0] > s.filter.age[1] {
+                return Err(bad("slot.filter.age", format!("{}: age range {:?} is empty", s.user, s.filter.age)));
+            }
+            match (s.strategy, &s.reference) {
+                (Strategy::CopyMinor | Strategy::CopyModerate, None) => return Err(bad("slot.reference", format!("{} copies but names no reference", s.user))),
+                (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => {
+                    let rpos = a.generation_order.iter().position(|u| u == r);
+                    let spos = a.generation_order.iter().position(|u| *u == s.user);
+                    if a.slot(r).is_none_or(|rs| rs.strategy == Strategy::Skip) || rpos.is_none() || rpos >= spos {
+                        return Err(bad("slot.reference", format!("{} copies from {r}, which is not generated before it", s.user)));
+                    }
+                }
+                (_, Some(_)) => return Err(bad("slot.reference", format!("{}: only copy strategies take a reference", s.user))),
+                _ => {}
+            }
+        }
+        let planned: Vec<&str> = a.slots.iter().filter(|s| s.strategy != Strategy::Skip).map(|s| s.user.as_str()).collect();
+        let mut order: Vec<&str> = a.generation_order.iter().map(String::as_str).collect();
+        order.sort();
+        let mut p2 = planned.clone();
+        p2.sort();
+        if order != p2 {
+            return Err(bad("generation_order", format!("must list every non-skipped member exactly once ({planned:?})")));
+        }
+        if a.compromise_patterns.is_empty() {
+            return Err(bad("compromise_patterns", "at least one pattern is needed".into()));
+        }
+        for p in &a.compromise_patterns {
+            if p.is_empty() || p.iter().any(|u| !planned.contains(&u.as_str())) {
+                return Err(bad("compromise_patterns", format!("pattern {p:?} must be a non-empty set of members with tables")));
+            }
+        }
+        if a.share == 0 || !(0.2..=5.0).contains(&a.spend) {
+            return Err(bad("share", "share must be positive and spend within 0.2..5".into()));
+        }
+    }
+    Ok(file.archetype)
+}

@@ -1,0 +1,140 @@
+//! Opening hours: the compact raw grammar and the release's rule structure (task_format.md §7).
+//!
+//! Raw: `always` | `unknown` | rules separated by `;`, each `[MM-DD~MM-DD ][wA-B|wA,B,.. ]HH:MM-HH:MM[,HH:MM-HH:MM]`.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TimeWindow {
+    pub open: String,
+    pub close: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DateRange {
+    pub start: String,
+    pub end: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date_range: Option<DateRange>,
+    /// 1 = Monday .. 7 = Sunday; `None` = every day.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weekdays: Option<Vec<u8>>,
+    pub time_windows: Vec<TimeWindow>,
+}
+
+/// `None` in `Attraction::hours` means unknown (the release's `null`): checks are skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpeningHours {
+    pub always_open: bool,
+    pub rules: Vec<Rule>,
+}
+
+fn mmdd(s: &str) -> Option<(u32, u32)> {
+    let (m, d) = s.split_once('-')?;
+    let (m, d) = (m.parse().ok()?, d.parse().ok()?);
+    ((1..=12).contains(&m) && (1..=31).contains(&d) && m < 100 && s.len() == 5).then_some((m, d))
+}
+
+fn hhmm(s: &str) -> Option<u32> {
+    let (h, m) = s.split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (s.len() == 5 && h <= 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// Parse the raw grammar. `Ok(None)` is `unknown`.
+pub fn parse(raw: &str) -> Result<Option<OpeningHours>, String> {
+    let raw = raw.trim();
+    match raw {
+        "unknown" => return Ok(None),
+        "always" => return Ok(Some(OpeningHours { always_open: true, rules: Vec::new() })),
+        "" => return Err("empty (write `unknown` when not known)".into()),
+        _ => {}
+    }
+    let mut rules = Vec::new();
+    for part in raw.split(';') {
+        let mut tokens: Vec<&str> = part.split_whitespace().collect();
+        let windows_tok = tokens.pop().ok_or_else(|| format!("empty rule in {raw:?}"))?;
+        let mut date_range = None;
+        let mut weekdays = None;
+        for t in tokens {
+            if let Some(w) = t.strip_prefix('w') {
+                let days: Vec<u8> = if let Some((a, b)) = w.split_once('-') {
+                    let (a, b): (u8, u8) = (a.parse().map_err(|_| format!("bad weekday {t:?}"))?, b.parse().map_err(|_| format!("bad weekday {t:?}"))?);
+                    if !(1..=7).contains(&a) || !(1..=7).contains(&b) || a > b {
+                        return Err(format!("bad weekday range {t:?}"));
+                    }
+                    (a..=b).collect()
+                } else {
+                    w.split(',').map(|d| d.parse::<u8>().ok().filter(|d| (1..=7).contains(d))).collect::<Option<_>>().ok_or_else(|| format!("bad weekday list {t:?}"))?
+                };
+                weekdays = Some(days);
+            } else if let Some((a, b)) = t.split_once('~') {
+                if mmdd(a).is_none() || mmdd(b).is_none() {
+                    return Err(format!("bad date range {t:?} (want MM-DD~MM-DD)"));
+                }
+                date_range = Some(DateRange { start: a.to_string(), end: b.to_string() });
+            } else {
+                return Err(format!("unexpected {t:?} in {raw:?}"));
+            }
+        }
+        let mut time_windows = Vec::new();
+        for w in windows_tok.split(',') {
+            let (o, c) = w.split_once('-').ok_or_else(|| format!("bad time window {w:?} (want HH:MM-HH:MM)"))?;
+            let (oo, cc) = (hhmm(o).ok_or_else(|| format!("bad time {o:?}"))?, hhmm(c).ok_or_else(|| format!("bad time {c:?}"))?);
+            if oo >= cc {
+                return Err(format!("time window {w:?} closes before it opens"));
+            }
+            time_windows.push(TimeWindow { open: o.to_string(), close: c.to_string() });
+        }
+        rules.push(Rule { date_range, weekdays, time_windows });
+    }
+    Ok(Some(OpeningHours { always_open: false, rules }))
+}
+
+impl OpeningHours {
+    /// Whether the place is open at some time on a date, by the release's rule: the first rule
+    /// whose date range matches decides; a weekday outside its list means closed.
+    pub fn open_on(&self, month: u32, day: u32, weekday: u8) -> bool {
+        if self.always_open {
+            return true;
+        }
+        for r in &self.rules {
+            if let Some(dr) = &r.date_range {
+                let (s, e) = (mmdd(&dr.start).unwrap_or((1, 1)), mmdd(&dr.end).unwrap_or((12, 31)));
+                let x = (month, day);
+                let inside = if s <= e { s <= x && x <= e } else { x >= s || x <= e };
+                if !inside {
+                    continue;
+                }
+            }
+            return match &r.weekdays {
+                Some(w) => w.contains(&weekday) && !r.time_windows.is_empty(),
+                None => !r.time_windows.is_empty(),
+            };
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grammar() {
+        let h = parse("04-01~10-31 08:00-18:00;11-01~03-31 w2-7 08:30-12:00,13:00-17:00").unwrap().unwrap();
+        assert_eq!(h.rules.len(), 2);
+        assert!(h.open_on(5, 1, 1));
+        assert!(!h.open_on(12, 7, 1)); // winter Monday closed
+        assert!(h.open_on(1, 9, 2));
+        assert!(parse("always").unwrap().unwrap().open_on(1, 1, 1));
+        assert_eq!(parse("unknown").unwrap(), None);
+        for bad in ["", "8:00-17:00", "w0-7 08:00-17:00", "13-01~02-01 08:00-09:00", "09:00-08:00", "09:00"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Raw resources: cities, attractions, food, hotels, transport, profiles, archetypes and clusters.
+//!
+//! Everything is loaded from plain files under the configured paths (default `raw_data/`,
+//! `archetypes/`, `city_clusters/`), checked, and indexed by city. Users swap in their own
+//! data by pointing the config at other files of the same format (docs/RAW_DATA_FORMAT.md).
+
+pub mod archetypes;
+pub mod hours;
+pub mod table;
+pub mod vocab;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub use archetypes::{Archetype, Slot, Strategy};
+pub use table::InputError;
+
+use crate::config::Paths;
+use crate::digest;
+use table::{csv_files, read_csv};
+
+pub type CityId = u16;
+
+#[derive(Debug, Clone)]
+pub struct City {
+    pub name: String,
+    pub province: String,
+    pub region: String,
+    pub tier: u8,
+    pub hub: bool,
+    pub lat: f64,
+    pub lng: f64,
+    pub hsr: bool,
+    pub airports: Vec<String>,
+    pub stations: Vec<String>,
+}
+
+impl City {
+    /// The short spoken name: 长沙市 -> 长沙, 凤凰县 -> 凤凰, 西双版纳傣族自治州 -> 西双版纳.
+    pub fn short_name(&self) -> &str {
+        short_city_name(&self.name)
+    }
+}
+
+pub fn short_city_name(name: &str) -> &str {
+    const ETHNIC: [&str; 12] = ["土家族苗族自治州", "苗族侗族自治州", "傣族自治州", "白族自治州", "朝鲜族自治州", "藏族羌族自治州", "藏族自治州", "蒙古族藏族自治州", "哈萨克自治州", "自治州", "地区", "林区"];
+    for s in ETHNIC {
+        if let Some(x) = name.strip_suffix(s) {
+            if !x.is_empty() {
+                return x;
+            }
+        }
+    }
+    for s in ["市", "县"] {
+        if let Some(x) = name.strip_suffix(s) {
+            if x.chars().count() >= 2 {
+                return x;
+            }
+        }
+    }
+    name
+}
+
+#[derive(Debug, Clone)]
+pub struct Attraction {
+    pub city: CityId,
+    pub name: String,
+    pub category: String,
+    pub lat: f64,
+    pub lng: f64,
+    pub hours: Option<hours::OpeningHours>,
+    pub ticket: u32,
+    pub popularity: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoodKind {
+    Cuisine,
+    Dish,
+    Restaurant,
+}
+
+#[derive(Debug, Clone)]
+pub struct Food {
+    pub city: CityId,
+    pub name: String,
+    pub kind: FoodKind,
+    pub category: String,
+    pub price: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct HotelBand {
+    pub city: CityId,
+    pub category: String,
+    pub price_low: u32,
+    pub price_high: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransportOption {
+    pub mode: &'static str,
+    pub minutes: u32,
+    pub fare: u32,
+    pub distance_km: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub id: String,
+    pub age: u32,
+    pub gender: String,
+    pub marital: String,
+    pub parenting: String,
+    pub home_province: String,
+}
+
+/// A destination cluster: 1..3 cities of one region, visited in this order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    pub id: String,
+    pub region: String,
+    pub cities: Vec<CityId>,
+}
+
+/// Everything the sampler, generators and validators read.
+pub struct Resources {
+    pub cities: Vec<City>,
+    pub city_index: HashMap<String, CityId>,
+    /// attractions per city, sorted by popularity (desc) then name
+    pub attractions: Vec<Vec<Attraction>>,
+    pub food: Vec<Vec<Food>>,
+    pub hotels: Vec<Vec<HotelBand>>,
+    transport: HashMap<(CityId, CityId), Vec<TransportOption>>,
+    pub profiles: Vec<Profile>,
+    pub archetypes: Vec<Archetype>,
+    pub clusters: Vec<Cluster>,
+    /// file path (relative to the project when possible) -> blake3 of its bytes, sorted
+    pub input_digests: Vec<(String, String)>,
+}
+
+impl Resources {
+    pub fn city(&self, id: CityId) -> &City {
+        &self.cities[id as usize]
+    }
+    pub fn city_id(&self, name: &str) -> Option<CityId> {
+        self.city_index.get(name).copied()
+    }
+    /// Served modes from one city to another (empty when none).
+    pub fn transport(&self, from: CityId, to: CityId) -> &[TransportOption] {
+        self.transport.get(&(from, to)).map(Vec::as_slice).unwrap_or(&[])
+    }
+    pub fn hubs(&self) -> impl Iterator<Item = CityId> + '_ {
+        self.cities.iter().enumerate().filter(|(_, c)| c.hub).map(|(i, _)| i as CityId)
+    }
+    pub fn destinations(&self) -> impl Iterator<Item = CityId> + '_ {
+        (0..self.cities.len() as CityId).filter(|&i| !self.attractions[i as usize].is_empty())
+    }
+    pub fn archetype(&self, group_id: &str) -> Option<&Archetype> {
+        self.archetypes.iter().find(|a| a.group_id == group_id)
+    }
+    /// The legs of a trip: hub -> c1 -> .. -> cn -> hub.
+    pub fn route_legs(&self, hub: CityId, cities: &[CityId]) -> Vec<(CityId, CityId)> {
+        let mut stops = vec![hub];
+        stops.extend_from_slice(cities);
+        stops.push(hub);
+        stops.windows(2).map(|w| (w[0], w[1])).collect()
+    }
+    /// Modes served on every leg of a route (the modes a whole group can share end to end).
+    pub fn modes_on_all_legs(&self, hub: CityId, cities: &[CityId]) -> Vec<&'static str> {
+        vocab::TRANSPORT_MODES
+            .iter()
+            .copied()
+            .filter(|m| self.route_legs(hub, cities).iter().all(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m)))
+            .collect()
+    }
+    /// Modes served on at least one leg.
+    pub fn modes_on_some_leg(&self, hub: CityId, cities: &[CityId]) -> Vec<&'static str> {
+        vocab::TRANSPORT_MODES
+            .iter()
+            .copied()
+            .filter(|m| self.route_legs(hub, cities).iter().any(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m)))
+            .collect()
+    }
+    /// Cheapest fare of a leg, optionally restricted to a mode.
+    pub fn cheapest_fare(&self, a: CityId, b: CityId, mode: Option<&str>) -> Option<u32> {
+        self.transport(a, b).iter().filter(|o| mode.is_none_or(|m| o.mode == m)).map(|o| o.fare).min()
+    }
+}
+
+fn rel(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    cwd.and_then(|c| path.strip_prefix(&c).ok().map(|p| p.display().to_string())).unwrap_or_else(|| path.display().to_string())
+}
+
+fn check_city(row: &table::Row, index: &HashMap<String, CityId>) -> Result<CityId, InputError> {
+    let name = row.text("city")?;
+    index.get(&name).copied().ok_or_else(|| row.err("city", format!("unknown city {name:?} (not in cities.csv)")))
+}
+
+/// Load every resource from the configured paths.
+pub fn load(paths: &Paths) -> Result<Resources, InputError> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    // cities
+    let cities = read_csv(&paths.cities, |r| {
+        let tier: u8 = r.parse("tier")?;
+        if !(1..=3).contains(&tier) {
+            return Err(r.err("tier", format!("must be 1, 2 or 3, got {tier}")));
+        }
+        let flag = |f: &str| -> Result<bool, InputError> {
+            match r.str(f)? {
+                "1" => Ok(true),
+                "0" => Ok(false),
+                other => Err(r.err(f, format!("must be 0 or 1, got {other:?}"))),
+            }
+        };
+        let lat: f64 = r.parse("lat")?;
+        let lng: f64 = r.parse("lng")?;
+        if !(3.0..=54.0).contains(&lat) || !(73.0..=136.0).contains(&lng) {
+            return Err(r.err("lat", format!("({lat}, {lng}) is outside China")));
+        }
+        Ok(City {
+            name: r.text("name")?,
+            province: r.text("province")?,
+            region: r.text("region")?,
+            tier,
+            hub: flag("hub")?,
+            lat,
+            lng,
+            hsr: flag("hsr")?,
+            airports: r.list("airports")?,
+            stations: r.list("stations")?,
+        })
+    })?;
+    files.push(paths.cities.clone());
+    let mut city_index = HashMap::new();
+    for (i, c) in cities.iter().enumerate() {
+        if city_index.insert(c.name.clone(), i as CityId).is_some() {
+            return Err(InputError { file: paths.cities.clone(), line: i as u64 + 2, field: "name".into(), message: format!("duplicate city {:?}", c.name) });
+        }
+    }
+    let n = cities.len();
+
+    // attractions
+    let mut attractions: Vec<Vec<Attraction>> = vec![Vec::new(); n];
+    for file in csv_files(&paths.attractions)? {
+        let rows = read_csv(&file, |r| {
+            let city = check_city(r, &city_index)?;
+            let category = r.text("category")?;
+            if !vocab::is_attraction_category(&category) {
+                return Err(r.err("category", format!("{category:?} is not in the attraction category vocabulary")));
+            }
+            let hours = hours::parse(r.str("hours")?).map_err(|m| r.err("hours", m))?;
+            let popularity: u32 = r.parse("popularity")?;
+            if !(1..=100).contains(&popularity) {
+                return Err(r.err("popularity", "must be 1..100"));
+            }
+            Ok((r.line(), Attraction { city, name: r.text("name")?, category, lat: r.parse("lat")?, lng: r.parse("lng")?, hours, ticket: r.parse("ticket")?, popularity }))
+        })?;
+        for (line, a) in rows {
+            let list = &mut attractions[a.city as usize];
+            if list.iter().any(|x| x.name == a.name) {
+                return Err(InputError { file: file.clone(), line, field: "name".into(), message: format!("duplicate attraction {:?} in {}", a.name, cities[a.city as usize].name) });
+            }
+            list.push(a);
+        }
+        files.push(file);
+    }
+    for list in &mut attractions {
+        list.sort_by(|a, b| b.popularity.cmp(&a.popularity).then_with(|| a.name.cmp(&b.name)));
+    }
+
+    // food
+    let mut food: Vec<Vec<Food>> = vec![Vec::new(); n];
+    for file in csv_files(&paths.food)? {
+        for f in read_csv(&file, |r| {
+            let city = check_city(r, &city_index)?;
+            let kind = match r.str("kind")? {
+                "cuisine" => FoodKind::Cuisine,
+                "dish" => FoodKind::Dish,
+                "restaurant" => FoodKind::Restaurant,
+                other => return Err(r.err("kind", format!("must be cuisine, dish or restaurant, got {other:?}"))),
+            };
+            let category = r.text("category")?;
+            if !vocab::is_food_category(&category) {
+                return Err(r.err("category", format!("{category:?} is not in the food vocabulary")));
+            }
+            Ok(Food { city, name: r.text("name")?, kind, category, price: r.parse("price")? })
+        })? {
+            food[f.city as usize].push(f);
+        }
+        files.push(file);
+    }
+
+    // hotels
+    let mut hotels: Vec<Vec<HotelBand>> = vec![Vec::new(); n];
+    for file in csv_files(&paths.hotels)? {
+        for h in read_csv(&file, |r| {
+            let city = check_city(r, &city_index)?;
+            let category = r.text("category")?;
+            if !vocab::is_hotel_category(&category) {
+                return Err(r.err("category", format!("{category:?} is not one of the 13 hotel categories")));
+            }
+            let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
+            if lo > hi {
+                return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
+            }
+            Ok(HotelBand { city, category, price_low: lo, price_high: hi })
+        })? {
+            hotels[h.city as usize].push(h);
+        }
+        files.push(file);
+    }
+
+    // transport
+    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::new();
+    let rows = read_csv(&paths.transport, |r| {
+        let from = city_index.get(r.str("from")?).copied().ok_or_else(|| r.err("from", format!("unknown city {:?}", r.str("from").unwrap_or(""))))?;
+        let to = city_index.get(r.str("to")?).copied().ok_or_else(|| r.err("to", format!("unknown city {:?}", r.str("to").unwrap_or(""))))?;
+        let mode_s = r.str("mode")?;
+        let mode = vocab::TRANSPORT_MODES.iter().copied().find(|m| *m == mode_s).ok_or_else(|| r.err("mode", format!("{mode_s:?} is not one of 飞机/高铁/火车/自驾")))?;
+        Ok(((from, to), TransportOption { mode, minutes: r.parse("minutes")?, fare: r.parse("fare")?, distance_km: r.parse("distance_km")? }))
+    })?;
+    for (k, v) in rows {
+        transport.entry(k).or_default().push(v);
+    }
+    files.push(paths.transport.clone());
+
+    // profiles
+    let profiles = read_csv(&paths.profiles, |r| {
+        let gender = r.text("gender")?;
+        if gender != "男" && gender != "女" {
+            return Err(r.err("gender", format!("must be 男 or 女, got {gender:?}")));
+        }
+        Ok(Profile { id: r.text("id")?, age: r.parse("age")?, gender, marital: r.text("marital")?, parenting: r.text("parenting")?, home_province: r.text("home_province")? })
+    })?;
+    files.push(paths.profiles.clone());
+
+    let archetypes = archetypes::load(&paths.archetypes)?;
+    files.push(paths.archetypes.clone());
+
+    let mut res = Resources { cities, city_index, attractions, food, hotels, transport, profiles, archetypes, clusters: Vec::new(), input_digests: Vec::new() };
+    if paths.clusters.exists() {
+        res.clusters = crate::clusters::load(&paths.clusters, &res)?;
+        files.push(paths.clusters.clone());
+    }
+    let mut digests = Vec::new();
+    for f in files {
+        let d = digest::digest_file(&f).map_err(|e| InputError { file: f.clone(), line: 0, field: String::new(), message: e.to_string() })?;
+        digests.push((rel(&f), d));
+    }
+    digests.sort();
+    res.input_digests = digests;
+    Ok(res)
+}

@@ -1,0 +1,252 @@
+//! The skeleton sampler.
+//!
+//! 1. A joint distribution over cells (archetype, city count C, days D) is fitted by iterative
+//!    proportional fitting to the archetype shares and to the per-class cross-tabs of paper
+//!    Table 8 (cities, days, group size), all configurable.
+//! 2. Each class gets its quota (200/250/200 for 650, proportional otherwise); each task draws
+//!    a cell of its class, then a destination cluster of C cities (tier-weighted), a departure
+//!    hub outside the cluster, a date, a compromise pattern and member profiles.
+//! Every task draws from its own ChaCha stream (seed, "sample", index), so the result does not
+//! depend on thread count, and replacements for dropped tasks extend the same stream.
+
+use crate::config::Config;
+use crate::difficulty::{self, Class};
+use crate::resources::{Cluster, Resources};
+use crate::rng::item_rng;
+use crate::task::{Skeleton, SkeletonMember};
+use anyhow::{Result, bail};
+use rand::Rng;
+use rand::seq::SliceRandom;
+use rayon::prelude::*;
+
+/// Days allowed for a city count (release: 1 -> 2..3, 2 -> 3..5, 3 -> 5..7).
+pub fn day_range(cities: u32) -> std::ops::RangeInclusive<u32> {
+    match cities {
+        1 => 2..=3,
+        2 => 3..=5,
+        _ => 5..=7,
+    }
+}
+
+fn days_band(d: u32) -> usize {
+    match d {
+        0..=3 => 0,
+        4..=5 => 1,
+        _ => 2,
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Cell {
+    archetype: usize,
+    cities: u32,
+    days: u32,
+    class: Class,
+    score: f64,
+    weight: f64,
+}
+
+/// Weighted pick by cumulative sums (weights need not be normalised).
+pub fn weighted_index<R: Rng>(rng: &mut R, weights: &[f64]) -> Option<usize> {
+    let total: f64 = weights.iter().sum();
+    if !(total > 0.0) {
+        return None;
+    }
+    let mut x = rng.r#gen::<f64>() * total;
+    for (i, w) in weights.iter().enumerate() {
+        if x < *w {
+            return Some(i);
+        }
+        x -= w;
+    }
+    weights.iter().rposition(|w| *w > 0.0)
+}
+
+/// The prepared sampler: fitted cells, clusters by size and eligible profiles per slot.
+pub struct Sampler<'a> {
+    cfg: &'a Config,
+    res: &'a Resources,
+    cells: Vec<Cell>,
+    clusters_by_size: [Vec<&'a Cluster>; 3],
+    cluster_weights: [Vec<f64>; 3],
+    /// per archetype, per slot, per group gender (0 any/男, 1 女): eligible profile indices
+    eligible: Vec<Vec<[Vec<usize>; 2]>>,
+    quotas: [usize; 3],
+    ids: Vec<u32>,
+}
+
+impl<'a> Sampler<'a> {
+    pub fn new(cfg: &'a Config, res: &'a Resources, n: usize) -> Result<Self> {
+        let s = &cfg.sample;
+        if res.clusters.is_empty() {
+            bail!("no destination clusters: run `gtb clusters` (expected {})", cfg.paths.clusters.display());
+        }
+        let mut clusters_by_size: [Vec<&Cluster>; 3] = Default::default();
+        for c in &res.clusters {
+            clusters_by_size[c.cities.len() - 1].push(c);
+        }
+        let cluster_weights = clusters_by_size.clone().map(|v| {
+            v.iter().map(|c| c.cities.iter().map(|&x| s.tier_weights[res.city(x).tier as usize - 1]).sum::<f64>() / c.cities.len() as f64).collect::<Vec<f64>>()
+        });
+        // eligible profiles
+        let mut eligible = Vec::new();
+        for a in &res.archetypes {
+            let mut per_slot = Vec::new();
+            for slot in &a.slots {
+                let mut g: [Vec<usize>; 2] = Default::default();
+                for (gi, gender) in [Some("男"), Some("女")].into_iter().enumerate() {
+                    let group_gender = if a.same_gender { gender } else { None };
+                    g[gi] = res.profiles.iter().enumerate().filter(|(_, p)| slot.filter.accepts(p, group_gender)).map(|(i, _)| i).collect();
+                }
+                let need = if a.same_gender { g[0].len().min(g[1].len()) } else { g[0].len() };
+                if need < a.slots.len() {
+                    bail!("archetype {} slot {} ({}): only {} profiles match its filter {:?}; widen the filter or add profiles", a.group_id, slot.user, slot.role, need, slot.filter);
+                }
+                per_slot.push(g);
+            }
+            eligible.push(per_slot);
+        }
+        // cells
+        let thresholds = s.thresholds();
+        let mut cells = Vec::new();
+        for (ai, a) in res.archetypes.iter().enumerate() {
+            for c in 1..=3u32 {
+                if clusters_by_size[c as usize - 1].is_empty() {
+                    continue;
+                }
+                for d in day_range(c) {
+                    let sc = difficulty::score(s.difficulty, a.size(), c, d);
+                    cells.push(Cell { archetype: ai, cities: c, days: d, class: difficulty::classify(sc, thresholds), score: sc.rounded(), weight: a.share as f64 });
+                }
+            }
+        }
+        fit(&mut cells, cfg, res);
+        let quotas = s.quotas_for(n);
+        for k in Class::ALL {
+            let w: f64 = cells.iter().filter(|c| c.class == k).map(|c| c.weight).sum();
+            if quotas[k.index()] > 0 && !(w > 0.0) {
+                let any = cells.iter().any(|c| c.class == k);
+                bail!(
+                    "unsatisfiable quotas: {} {} tasks requested, but {} under the {:?} difficulty formula with thresholds {:?}; change sample.quotas, sample.difficulty or sample.thresholds",
+                    quotas[k.index()],
+                    k.as_str(),
+                    if any { "every (archetype, cities, days) combination of that class has zero target weight" } else { "no (archetype, cities, days) combination falls in that class" },
+                    s.difficulty,
+                    thresholds
+                );
+            }
+        }
+        // task ids: a shuffled pool about 7.4x the split, as the release's ids look (task_000011..task_004784 for 650)
+        let pool = (n * 4800).div_ceil(650).max(n + 64) as u32;
+        let mut ids: Vec<u32> = (1..=pool).collect();
+        ids.shuffle(&mut item_rng(cfg.run.seed, "sample", "task-ids"));
+        Ok(Sampler { cfg, res, cells, clusters_by_size, cluster_weights, eligible, quotas, ids })
+    }
+
+    /// The class of the task at stream position `index`: the first n follow the shuffled quota
+    /// list; replacements (index >= n) take the class of the task they replace.
+    pub fn class_plan(&self) -> Vec<Class> {
+        let mut plan: Vec<Class> = Class::ALL.iter().flat_map(|&k| std::iter::repeat_n(k, self.quotas[k.index()])).collect();
+        plan.shuffle(&mut item_rng(self.cfg.run.seed, "sample", "class-plan"));
+        plan
+    }
+
+    pub fn quotas(&self) -> [usize; 3] {
+        self.quotas
+    }
+
+    /// Draw the skeleton at stream position `index` for a class.
+    pub fn draw(&self, index: usize, class: Class) -> Skeleton {
+        let res = self.res;
+        let mut rng = item_rng(self.cfg.run.seed, "sample", &index.to_string());
+        let cells: Vec<&Cell> = self.cells.iter().filter(|c| c.class == class).collect();
+        let w: Vec<f64> = cells.iter().map(|c| c.weight).collect();
+        let cell = cells[weighted_index(&mut rng, &w).expect("checked in Sampler::new")];
+        let a = &res.archetypes[cell.archetype];
+        let size = cell.cities as usize - 1;
+        let cluster = self.clusters_by_size[size][weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty")];
+        let hubs: Vec<_> = res.hubs().filter(|h| !cluster.cities.contains(h)).collect();
+        let hub = hubs[rng.gen_range(0..hubs.len())];
+        let (d0, d1) = self.cfg.date_window();
+        let span = (d1 - d0).num_days();
+        let date = d0 + chrono::Duration::days(rng.gen_range(0..=span));
+        let pattern = a.compromise_patterns[rng.gen_range(0..a.compromise_patterns.len())].clone();
+        let gender = if a.same_gender { rng.gen_range(0..2usize) } else { 0 };
+        let mut used = Vec::new();
+        let mut members = Vec::new();
+        for (si, slot) in a.slots.iter().enumerate() {
+            let pool = &self.eligible[cell.archetype][si][gender];
+            let p = loop {
+                let p = pool[rng.gen_range(0..pool.len())];
+                if !used.contains(&p) {
+                    break p;
+                }
+            };
+            used.push(p);
+            members.push(SkeletonMember { user: slot.user.clone(), role: slot.role.clone(), profile: res.profiles[p].id.clone() });
+        }
+        Skeleton {
+            index,
+            task_id: format!("task_{:06}", self.ids[index % self.ids.len()]),
+            group_id: a.group_id.clone(),
+            departure_city: res.city(hub).name.clone(),
+            cities: cluster.cities.iter().map(|&c| res.city(c).name.clone()).collect(),
+            days: cell.days,
+            date: date.format("%Y-%m-%d").to_string(),
+            compromise_pattern: pattern,
+            members,
+            difficulty_score: cell.score,
+            difficulty_type: class.as_str().to_string(),
+        }
+    }
+
+    /// The first n skeletons (parallel; identical for any thread count).
+    pub fn sample(&self) -> Vec<Skeleton> {
+        let plan = self.class_plan();
+        plan.par_iter().enumerate().map(|(i, &k)| self.draw(i, k)).collect()
+    }
+}
+
+/// Iterative proportional fitting of cell weights to the configured margins.
+fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
+    let s = &cfg.sample;
+    let total_share: f64 = res.archetypes.iter().map(|a| a.share as f64).sum();
+    let scale = 650.0;
+    type Key = Box<dyn Fn(&Cell) -> Option<(usize, usize)>>;
+    let margins: Vec<(Key, Vec<Vec<f64>>)> = vec![
+        (Box::new(|c: &Cell| Some((c.cities as usize - 1, c.class.index()))), s.target_cities.iter().map(|r| r.to_vec()).collect()),
+        (Box::new(|c: &Cell| Some((days_band(c.days), c.class.index()))), s.target_days.iter().map(|r| r.to_vec()).collect()),
+        (Box::new(|c: &Cell| Some((c.archetype, 0))), res.archetypes.iter().map(|a| vec![a.share as f64 / total_share * scale]).collect()),
+    ];
+    let size_of = |c: &Cell| res.archetypes[c.archetype].size() as usize;
+    let size_targets = s.target_size;
+    for _round in 0..60 {
+        for (key, target) in &margins {
+            apply(cells, |c| key(c), target);
+        }
+        apply(cells, |c| (2..=6).contains(&size_of(c)).then(|| (size_of(c) - 2, c.class.index())), &size_targets.iter().map(|r| r.to_vec()).collect::<Vec<_>>());
+        // keep archetype shares exact at the end of each round: they are the firmest target
+        let (key, target) = &margins[2];
+        apply(cells, |c| key(c), target);
+    }
+}
+
+fn apply(cells: &mut [Cell], key: impl Fn(&Cell) -> Option<(usize, usize)>, target: &[Vec<f64>]) {
+    let mut sums = vec![vec![0.0f64; target.first().map_or(0, Vec::len)]; target.len()];
+    for c in cells.iter() {
+        if let Some((r, k)) = key(c) {
+            sums[r][k] += c.weight;
+        }
+    }
+    for c in cells.iter_mut() {
+        if let Some((r, k)) = key(c) {
+            let (t, s) = (target[r][k], sums[r][k]);
+            // a zero target is soft: it removes nothing that another margin needs
+            if s > 0.0 && t > 0.0 {
+                c.weight *= t / s;
+            } else if s > 0.0 && t == 0.0 {
+                c.weight *= 0.5;
+            }
+        }
+    }
+}
