@@ -258,7 +258,7 @@ mod tests {
     #[test]
     fn shipped_config_parses_and_equals_defaults() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("gtb.toml");
-        let mut cfg = Config::from_file(&path).unwrap();
+        let cfg = Config::from_file(&path).unwrap();
         cfg.validate().unwrap();
         let mut def = Config::default();
         def.paths.rebase(path.parent().unwrap());

@@ -1,0 +1,31 @@
+#![allow(dead_code)]
+use gtb::config::Config;
+use std::path::{Path, PathBuf};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shipped config, with outputs redirected into `dir`.
+pub fn config_in(dir: &Path) -> Config {
+    let mut cfg = Config::from_file(&root().join("gtb.toml")).expect("gtb.toml");
+    cfg.run.out = dir.join("out");
+    cfg.run.work_dir = dir.join("out/.work");
+    cfg.run.reports = dir.join("reports");
+    cfg
+}
+
+pub fn shared() -> Option<PathBuf> {
+    let p = root().join("../shared");
+    if p.join("reference_data").exists() {
+        Some(p)
+    } else {
+        eprintln!("NOTE: ../shared/reference_data is absent: the cross-checks against reference data are skipped");
+        None
+    }
+}
+
+pub fn build(cfg: &Config, threads: usize) -> gtb::ops::BuildSummary {
+    let plan = gtb::ops::BuildPlan { cfg: cfg.clone(), explain: false, splits: vec![], verbose: false };
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| gtb::ops::build(&plan)).expect("build")
+}

@@ -1,0 +1,138 @@
+//! Raw data: precise errors for bad rows, and cross-checks against ../shared/reference_data.
+
+mod common;
+use common::*;
+use gtb::resources::{self, vocab};
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn issue2_broken_attraction_row_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("raw_data"), &dir.path().join("raw_data"));
+    // the largest attraction file (any will do; the largest surely has a third line)
+    let file = resources::table::csv_files(&dir.path().join("raw_data/attractions")).unwrap().into_iter().max_by_key(|f| std::fs::metadata(f).unwrap().len()).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // line 3: break the popularity field
+    let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+    let last = fields.len() - 1;
+    fields[last] = "very".into();
+    lines[2] = fields.join(",");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.paths.attractions = dir.path().join("raw_data/attractions");
+    let e = resources::load(&cfg.paths).err().expect("must fail").to_string();
+    assert!(e.contains(&format!("{}:3: field 'popularity'", file.display())), "{e}");
+}
+
+#[test]
+fn short_rows_and_unknown_cities_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.csv");
+    std::fs::write(&f, "city,name,kind,category,price\n长沙市,臭豆腐,dish,特色小吃,10\n长沙市,茶颜悦色\n").unwrap();
+    let e = resources::table::read_csv(&f, |r| r.text("name")).err().unwrap().to_string();
+    assert!(e.contains("bad.csv:3") && e.contains("expected 5 fields, found 2"), "{e}");
+}
+
+#[test]
+fn shipped_data_meets_the_minimums() {
+    let cfg = config_in(&std::env::temp_dir());
+    let res = resources::load(&cfg.paths).unwrap();
+    assert!(res.cities.len() >= 143);
+    assert_eq!(res.hubs().count(), 32);
+    assert!(res.profiles.len() >= 3000);
+    assert_eq!(res.archetypes.len(), 22);
+    let dests: Vec<_> = res.destinations().collect();
+    for &c in &dests {
+        let city = res.city(c);
+        let need = if city.tier == 1 { 50 } else { 20 };
+        assert!(res.attractions[c as usize].len() >= need, "{}: {} attractions", city.name, res.attractions[c as usize].len());
+        assert!(res.food[c as usize].len() >= 15, "{}: {} food entries", city.name, res.food[c as usize].len());
+        assert!(!res.hotels[c as usize].is_empty(), "{}: no hotel bands", city.name);
+        for a in &res.attractions[c as usize] {
+            let km = gtb::clusters::haversine_km((a.lat, a.lng), (city.lat, city.lng));
+            assert!(km < 400.0, "{} {} is {km:.0} km from the city", city.name, a.name);
+            assert!(!vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&a.category.as_str()));
+        }
+    }
+    // the committed clusters regenerate byte-identically
+    let built = gtb::clusters::build(&res, Default::default());
+    let csv = gtb::clusters::to_csv(&res, &built);
+    assert_eq!(csv, std::fs::read_to_string(&cfg.paths.clusters).unwrap(), "run `gtb clusters` and commit the result");
+}
+
+fn read_ref(path: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut rdr = csv::Reader::from_path(path).unwrap();
+    let h = rdr.headers().unwrap().clone();
+    rdr.records().map(|r| h.iter().zip(r.unwrap().iter()).map(|(a, b)| (a.to_string(), b.to_string())).collect()).collect()
+}
+
+#[test]
+fn cross_check_against_reference_data() {
+    let Some(shared) = shared() else { return };
+    let rd = shared.join("reference_data");
+    let cfg = config_in(&std::env::temp_dir());
+    let res = resources::load(&cfg.paths).unwrap();
+    // city coordinates within 30 km of the reference city master (county-level units: the
+    // reference's cpca hierarchy, then pyecharts)
+    let master = read_ref(&rd.join("derived_city_master/city_level_units_2020.csv"));
+    let counties = read_ref(&rd.join("cpca_adcodes/adcodes_hierarchy.csv"));
+    let py = read_ref(&rd.join("pyecharts_coords/city_coordinates.csv"));
+    let mut checked = 0;
+    for c in &res.cities {
+        let r = master
+            .iter()
+            .find(|r| r["name"] == c.name)
+            .or_else(|| counties.iter().find(|r| r["name"] == c.name))
+            .or_else(|| py.iter().find(|r| r["name"] == c.name || r["name"] == c.short_name()));
+        let Some(r) = r else { continue };
+        let (lat, lng): (f64, f64) = (r["lat"].parse().unwrap(), r["lng"].parse().unwrap());
+        let km = gtb::clusters::haversine_km((lat, lng), (c.lat, c.lng));
+        assert!(km <= 30.0, "{} is {km:.1} km from the reference", c.name);
+        checked += 1;
+    }
+    assert!(checked >= 100, "only {checked} cities found in the reference");
+    // airports and stations exist
+    let airports: std::collections::HashSet<String> = read_ref(&rd.join("airports_cn/airports_cn_merged.csv")).into_iter().map(|r| r["iata"].clone()).collect();
+    let stations: std::collections::HashSet<String> = read_ref(&rd.join("cr12306_stations/stations.csv")).into_iter().map(|r| r["station_name"].clone()).collect();
+    for c in &res.cities {
+        for a in &c.airports {
+            assert!(airports.contains(a), "{}: airport {a} unknown to the reference", c.name);
+        }
+        for s in &c.stations {
+            assert!(stations.contains(s), "{}: station {s} unknown to the reference", c.name);
+        }
+    }
+    // an attraction sharing its name with a 5A site lies in that site's city (or a county of it)
+    let five_a = read_ref(&rd.join("scenic_5a/5a_merged_with_coords.csv"));
+    let mut matched = 0;
+    for s in &five_a {
+        for c in res.destinations() {
+            for a in &res.attractions[c as usize] {
+                if a.name == s["name"] {
+                    matched += 1;
+                    let city = res.city(c);
+                    let same = city.name == s["city"] || city.province == s["province"];
+                    assert!(same, "{} is listed in {} but the 5A list puts it in {}{}", a.name, city.name, s["province"], s["city"]);
+                    if let (Ok(lat), Ok(lng)) = (s["lat"].parse::<f64>(), s["lng"].parse::<f64>()) {
+                        let km = gtb::clusters::haversine_km((lat, lng), (a.lat, a.lng));
+                        assert!(km < 60.0, "{} is {km:.0} km from the 5A reference point", a.name);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("5A name matches checked: {matched}");
+}
