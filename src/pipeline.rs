@@ -88,6 +88,10 @@ impl WorkDir {
         write_atomic(&self.artifact(stage), artifact)?;
         write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?).context("writing fingerprint")
     }
+    /// Record a stage's fingerprint after its artifact was put in place by the stage itself.
+    pub fn commit_fingerprint(&self, stage: &str, fp: &Fingerprint) -> Result<()> {
+        write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?).context("writing fingerprint")
+    }
     pub fn read_artifact(&self, stage: &str) -> Result<Vec<u8>> {
         let p = self.artifact(stage);
         std::fs::read(&p).with_context(|| format!("reading {}", p.display()))

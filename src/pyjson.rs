@@ -21,7 +21,7 @@ impl Formatter for PyFormatter {
 }
 
 /// Append one value as a Python-style JSON line (without the newline).
-pub fn write_value<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
+pub fn write_value<W: io::Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(out, PyFormatter);
     value.serialize(&mut ser)
 }

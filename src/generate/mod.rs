@@ -69,6 +69,20 @@ pub trait PreferenceGenerator: Sync {
     /// Generate attempt `attempt` (0-based) of a task. `feedback` carries the validator's
     /// complaints about the previous attempt.
     fn generate(&self, ctx: &TaskContext, attempt: u32, feedback: Option<&str>) -> Result<Generated, GenError>;
+
+    /// Many requests at once, answers in request order. Generators that wait on I/O override
+    /// this to overlap requests; the default spreads them over the rayon pool.
+    fn generate_batch(&self, requests: &[Request]) -> Vec<Result<Generated, GenError>> {
+        use rayon::prelude::*;
+        requests.par_iter().map(|r| self.generate(&r.ctx, r.attempt, r.feedback.as_deref())).collect()
+    }
+}
+
+/// One generation request of a batch.
+pub struct Request<'a> {
+    pub ctx: TaskContext<'a>,
+    pub attempt: u32,
+    pub feedback: Option<String>,
 }
 
 /// Build the release-format task around generated tables.

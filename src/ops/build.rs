@@ -1,9 +1,12 @@
 //! `gtb build`: the whole pipeline for one split (or several, leakage-free).
+//!
+//! Tasks stream through generate and validate in chunks, and the written file is assembled
+//! from release-format lines, so a 100,000-task split never holds its tasks as structs at once.
 
-use super::sinks::{JsonlFile, ReportDir, ReportSink, TaskSink};
+use super::sinks::{ReportDir, ReportSink};
 use crate::config::Config;
 use crate::difficulty::Class;
-use crate::generate::{PreferenceGenerator, TaskContext, assemble, offline::OfflineGenerator};
+use crate::generate::{PreferenceGenerator, Request, TaskContext, assemble, offline::OfflineGenerator};
 use crate::pipeline::{Decision, Fingerprint, WorkDir, from_jsonl, to_jsonl};
 use crate::resources::Resources;
 use crate::rng::item_rng;
@@ -16,8 +19,13 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// Tasks per chunk of the streaming stages.
+const CHUNK: usize = 4096;
 
 /// A validated run plan: the resolved config plus what to do.
 #[derive(Debug, Clone)]
@@ -25,7 +33,7 @@ pub struct BuildPlan {
     pub cfg: Config,
     /// show the stage plan without running it
     pub explain: bool,
-    /// named splits (name, size); empty = one split of cfg.run.n named "test"
+    /// named splits (name, size); empty = one split of cfg.run.n written as test.jsonl
     pub splits: Vec<(String, usize)>,
     /// print stage decisions to stderr
     pub verbose: bool,
@@ -42,9 +50,18 @@ pub struct SplitSummary {
 
 #[derive(Debug, Clone, Default)]
 pub struct BuildSummary {
-    /// (stage, decision) in run order
+    /// (split/stage, decision) in run order
     pub stages: Vec<(String, Decision)>,
     pub splits: Vec<SplitSummary>,
+}
+
+/// What the validate stage learns beside its artifact (kept in the work directory).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ValidateSummary {
+    classes: [usize; 3],
+    users: usize,
+    dropped: usize,
+    signatures: Vec<String>,
 }
 
 fn bar(len: usize, msg: &'static str) -> ProgressBar {
@@ -60,14 +77,17 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
     cfg.validate()?;
     let res = super::load_resources(cfg)?;
     let generator = OfflineGenerator { conflicts: cfg.generate.conflicts.clone() };
+    build_with(plan, &res, &generator)
+}
+
+/// Run the plan with a given generator (tests and the LLM path plug theirs in here).
+pub fn build_with(plan: &BuildPlan, res: &Resources, generator: &dyn PreferenceGenerator) -> Result<BuildSummary> {
+    let cfg = &plan.cfg;
     let mut summary = BuildSummary::default();
-    let splits = if plan.splits.is_empty() { vec![("test".to_string(), cfg.run.n)] } else { plan.splits.clone() };
-    let mut seen_signatures: HashSet<String> = HashSet::new();
+    let single = plan.splits.is_empty();
+    let splits = if single { vec![("test".to_string(), cfg.run.n)] } else { plan.splits.clone() };
+    let mut seen: HashSet<String> = HashSet::new();
     for (name, n) in &splits {
-        let single = plan.splits.is_empty();
-        let out_dir = if single { cfg.run.out.clone() } else { cfg.run.out.join(name) };
-        let work = WorkDir::new(&if single { cfg.run.work_dir.clone() } else { cfg.run.work_dir.join(name) });
-        let reports = if single { cfg.run.reports.clone() } else { cfg.run.reports.join(name) };
         let mut split_cfg = cfg.clone();
         split_cfg.run.n = *n;
         if !single {
@@ -75,12 +95,40 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
             let d = blake3::hash(format!("{}/{}", cfg.run.seed, name).as_bytes());
             split_cfg.run.seed = u64::from_le_bytes(d.as_bytes()[..8].try_into().expect("8 bytes"));
         }
-        let s = build_split(plan, &split_cfg, &res, &generator, &work, &out_dir, &reports, name, &mut seen_signatures, &mut summary)?;
-        if let Some(s) = s {
+        let paths = SplitPaths {
+            work: WorkDir::new(&if single { cfg.run.work_dir.clone() } else { cfg.run.work_dir.join(name) }),
+            reports: if single { cfg.run.reports.clone() } else { cfg.run.reports.join(name) },
+            tasks: if single { cfg.run.out.join("test.jsonl") } else { cfg.run.out.join(name).join(format!("{name}.jsonl")) },
+            manifest: if single { cfg.run.out.join("manifest.json") } else { cfg.run.out.join(name).join("manifest.json") },
+        };
+        if let Some(s) = build_split(plan, &split_cfg, res, generator, &paths, name, &mut seen, &mut summary)? {
             summary.splits.push(s);
         }
     }
     Ok(summary)
+}
+
+struct SplitPaths {
+    work: WorkDir,
+    reports: PathBuf,
+    tasks: PathBuf,
+    manifest: PathBuf,
+}
+
+/// Stream lines into a file atomically (temp + rename).
+fn write_lines_atomic(path: &Path, mut fill: impl FnMut(&mut dyn Write) -> Result<()>) -> Result<()> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    {
+        let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        fill(&mut w)?;
+        w.flush()?;
+        w.get_ref().sync_all().ok();
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -89,28 +137,18 @@ fn build_split(
     cfg: &Config,
     res: &Resources,
     generator: &dyn PreferenceGenerator,
-    work: &WorkDir,
-    out_dir: &PathBuf,
-    reports: &PathBuf,
+    paths: &SplitPaths,
     split: &str,
     seen: &mut HashSet<String>,
     summary: &mut BuildSummary,
 ) -> Result<Option<SplitSummary>> {
-    let say = |stage: &str, d: &Decision| {
-        if plan.verbose || plan.explain {
-            let verb = if plan.explain { "would" } else { "" };
-            match d {
-                Decision::Fresh => eprintln!("{split:>6} {stage:<9} fresh{}", if plan.explain { " (would reuse)" } else { ", reused" }),
-                Decision::Rerun(r) => eprintln!("{split:>6} {stage:<9} {verb}{}run: {r}", if verb.is_empty() { "re" } else { " " }),
-            }
-        }
-    };
+    let work = &paths.work;
     let exclusions: Vec<String> = {
         let mut v: Vec<&String> = seen.iter().collect();
         v.sort();
         v.into_iter().cloned().collect()
     };
-    // ---- fingerprints (a chain of input digests: computable without running anything) ----
+    // ---- fingerprints: a chain of input digests, computable without running anything ----
     let mut fp_prepare = Fingerprint::default().with("code", CODE_VERSION);
     for (f, d) in &res.input_digests {
         fp_prepare = fp_prepare.with(&format!("input {f}"), d.clone());
@@ -127,28 +165,32 @@ fn build_split(
         .with("generator", format!("{} {}", generator.name(), generator.version()))
         .with_json("config generate", &cfg.generate);
     let fp_validate = Fingerprint::default().with("upstream generate", fp_generate.digest()).with_json("config validate", &cfg.validate).with("code", CODE_VERSION);
-    let test_path = out_dir.join(if split == "test" || plan.splits.is_empty() { "test.jsonl".to_string() } else { format!("{split}.jsonl") });
-    let manifest_path = out_dir.join("manifest.json");
-    let fp_write = Fingerprint::default().with("upstream validate", fp_validate.digest()).with("config run.seed", cfg.run.seed.to_string()).with("output", test_path.display().to_string());
+    let fp_write = Fingerprint::default().with("upstream validate", fp_validate.digest()).with("config run.seed", cfg.run.seed.to_string()).with("output", paths.tasks.display().to_string());
 
-    let d_prepare = work.decide("prepare", &fp_prepare, &[]);
-    let d_sample = work.decide("sample", &fp_sample, &[]);
-    let d_generate = work.decide("generate", &fp_generate, &[]);
-    let d_validate = work.decide("validate", &fp_validate, &[&reports.join("report.json")]);
-    let d_write = work.decide("write", &fp_write, &[&test_path, &manifest_path]);
-    // a stage whose upstream reran must rerun as well
-    let chain = [("prepare", d_prepare), ("sample", d_sample), ("generate", d_generate), ("validate", d_validate), ("write", d_write)];
+    let raw = [
+        ("prepare", work.decide("prepare", &fp_prepare, &[])),
+        ("sample", work.decide("sample", &fp_sample, &[])),
+        ("generate", work.decide("generate", &fp_generate, &[])),
+        ("validate", work.decide("validate", &fp_validate, &[&paths.reports.join("report.json"), &work.root.join("validate.summary.json")])),
+        ("write", work.decide("write", &fp_write, &[&paths.tasks, &paths.manifest])),
+    ];
+    // a stage whose upstream reruns reruns as well
     let mut decisions: Vec<(String, Decision)> = Vec::new();
-    let mut upstream_reran: Option<String> = None;
-    for (stage, d) in chain {
-        let d = match (&d, &upstream_reran) {
-            (Decision::Fresh, Some(up)) => Decision::Rerun(format!("upstream {up} reran")),
+    let mut upstream: Option<&str> = None;
+    for (stage, d) in raw {
+        let d = match (&d, upstream) {
+            (Decision::Fresh, Some(up)) => Decision::Rerun(format!("upstream {up} reruns")),
             _ => d,
         };
-        if matches!(d, Decision::Rerun(_)) && upstream_reran.is_none() {
-            upstream_reran = Some(stage.to_string());
+        if matches!(d, Decision::Rerun(_)) && upstream.is_none() {
+            upstream = Some(stage);
         }
-        say(stage, &d);
+        if plan.verbose || plan.explain {
+            match &d {
+                Decision::Fresh => eprintln!("{split:>6} {stage:<9} fresh{}", if plan.explain { ": would reuse" } else { ", reused" }),
+                Decision::Rerun(r) => eprintln!("{split:>6} {stage:<9} {}: {r}", if plan.explain { "would run" } else { "runs" }),
+            }
+        }
         decisions.push((stage.to_string(), d));
     }
     summary.stages.extend(decisions.iter().map(|(s, d)| (format!("{split}/{s}"), d.clone())));
@@ -175,21 +217,25 @@ fn build_split(
     // ---- sample ------------------------------------------------------------------------
     let sampler = Sampler::new(cfg, res, cfg.run.n)?;
     let excluded: HashSet<&String> = exclusions.iter().collect();
+    let plan_classes = sampler.class_plan();
     let mut next_index = cfg.run.n;
-    let skeletons: Vec<Skeleton> = if runs("sample") {
-        let plan_classes = sampler.class_plan();
-        let mut sk = sampler.sample();
-        // leakage-free splits: a skeleton whose signature another split holds is redrawn
-        for (i, s) in sk.iter_mut().enumerate() {
-            let mut guard = 0;
-            while excluded.contains(&s.signature()) {
-                *s = sampler.draw(next_index, plan_classes[i]);
-                next_index += 1;
-                guard += 1;
-                if guard > 10_000 {
-                    bail!("split {split}: cannot find a skeleton unseen in earlier splits; the splits are too large for the resources");
-                }
+    // a skeleton whose signature another split holds is redrawn (leakage-free splits)
+    let redraw = |sk: &mut Skeleton, class: Class, next: &mut usize| -> Result<()> {
+        let mut guard = 0;
+        while excluded.contains(&sk.signature()) {
+            *sk = sampler.draw(*next, class);
+            *next += 1;
+            guard += 1;
+            if guard > 10_000 {
+                bail!("split {split}: cannot find a skeleton unseen in earlier splits; the splits are too large for the resources");
             }
+        }
+        Ok(())
+    };
+    let skeletons: Vec<Skeleton> = if runs("sample") {
+        let mut sk = sampler.sample();
+        for (i, s) in sk.iter_mut().enumerate() {
+            redraw(s, plan_classes[i], &mut next_index)?;
         }
         work.commit("sample", &fp_sample, &to_jsonl(&sk))?;
         sk
@@ -197,125 +243,279 @@ fn build_split(
         from_jsonl(&work.read_artifact("sample")?, &work.artifact("sample"))?
     };
     next_index = next_index.max(skeletons.iter().map(|s| s.index + 1).max().unwrap_or(0));
-    // ---- generate ----------------------------------------------------------------------
-    let generate_one = |sk: &Skeleton, attempt: u32, feedback: Option<&str>| -> Result<Task> {
-        let ctx = TaskContext::new(sk, res, cfg.run.seed).map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?;
-        let g = generator.generate(&ctx, attempt, feedback).map_err(|e| anyhow::anyhow!("{}: {e}", sk.task_id))?;
-        Ok(assemble(&ctx, g))
+    let classes: Vec<Class> = skeletons.iter().map(|s| class_of(&s.difficulty_type)).collect();
+
+    // one batch of generation requests -> assembled tasks (errors stay per item)
+    let generate = |items: &[(&Skeleton, u32, Option<String>)]| -> Result<Vec<Result<Task, String>>> {
+        let reqs = items
+            .iter()
+            .map(|(sk, attempt, fb)| Ok(Request { ctx: TaskContext::new(sk, res, cfg.run.seed).map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?, attempt: *attempt, feedback: fb.clone() }))
+            .collect::<Result<Vec<_>>>()?;
+        let out = generator.generate_batch(&reqs);
+        Ok(reqs.iter().zip(out).map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string())).collect())
     };
-    let generated: Vec<Task> = if runs("generate") {
+
+    // ---- generate: first attempts, streamed to the artifact ---------------------------------
+    if runs("generate") {
         let pb = bar(skeletons.len(), "generate");
-        let v: Vec<Task> = skeletons.par_iter().map(|sk| {
-            let t = generate_one(sk, 0, None);
-            pb.inc(1);
-            t
-        }).collect::<Result<_>>()?;
-        pb.finish_and_clear();
-        work.commit("generate", &fp_generate, &to_jsonl(&v))?;
-        v
-    } else {
-        from_jsonl(&work.read_artifact("generate")?, &work.artifact("generate"))?
-    };
-    // ---- validate (fix, regenerate, drop and replace) ---------------------------------------
-    let validator = Validator::new(res, cfg);
-    let (validated, report): (Vec<Task>, Report) = if runs("validate") {
-        let pb = bar(generated.len(), "validate");
-        // one task through its tries: Ok(task, outcome, failed attempts) or Err(last outcome)
-        let settle = |sk: &Skeleton, first: Task| -> (Result<(Task, Outcome), Outcome>, Vec<Outcome>) {
-            let mut failures = Vec::new();
-            let mut task = first;
-            for attempt in 0..cfg.generate.max_tries {
-                if attempt > 0 {
-                    let fb: Vec<String> = failures.last().map(|o: &Outcome| o.problems.iter().map(|f| f.to_string()).collect()).unwrap_or_default();
-                    match generate_one(sk, attempt, Some(&fb.join("\n"))) {
-                        Ok(t) => task = t,
-                        Err(_) => continue,
+        let tmp = work.root.join("generate.jsonl.part");
+        write_lines_atomic(&tmp, |w| {
+            for chunk in skeletons.chunks(CHUNK) {
+                let items: Vec<(&Skeleton, u32, Option<String>)> = chunk.iter().map(|s| (s, 0, None)).collect();
+                for (sk, t) in chunk.iter().zip(generate(&items)?) {
+                    // a failed first attempt is stored as null and retried by validate
+                    match t {
+                        Ok(t) => serde_json::to_writer(&mut *w, &t)?,
+                        Err(e) => serde_json::to_writer(&mut *w, &serde_json::json!({"failed": sk.task_id, "error": e}))?,
                     }
+                    w.write_all(b"\n")?;
                 }
-                let o = validator.check_task(&mut task, Mode::Fix);
-                if o.problems.is_empty() {
-                    return (Ok((task, o)), failures);
-                }
-                failures.push(o);
+                pb.inc(chunk.len() as u64);
             }
-            let last = failures.last().cloned().unwrap_or_default();
-            (Err(last), failures)
-        };
-        let results: Vec<_> = skeletons.par_iter().zip(generated.into_par_iter()).map(|(sk, t)| {
-            let r = settle(sk, t);
-            pb.inc(1);
-            r
-        }).collect();
+            Ok(())
+        })?;
+        pb.finish_and_clear();
+        std::fs::rename(&tmp, work.artifact("generate"))?;
+        work.commit_fingerprint("generate", &fp_generate)?;
+    }
+
+    // ---- validate: fix, regenerate (≤ max_tries), drop and replace --------------------------------
+    let validator = Validator::new(res, cfg);
+    let vsummary: ValidateSummary = if runs("validate") {
+        let pb = bar(skeletons.len(), "validate");
         let mut report = Report::new();
         report.generated = skeletons.len();
-        let mut out: Vec<Task> = Vec::with_capacity(skeletons.len());
-        let classes: Vec<Class> = skeletons.iter().map(|s| match s.difficulty_type.as_str() { "easy" => Class::Easy, "medium" => Class::Medium, _ => Class::Hard }).collect();
-        let mut pending: Vec<(usize, Result<(Task, Outcome), Outcome>, Vec<Outcome>)> = results.into_iter().enumerate().map(|(i, (r, f))| (i, r, f)).collect();
-        // replacements run in order, one after another, so they are deterministic
-        let mut slot_tasks: Vec<Option<Task>> = vec![None; skeletons.len()];
+        // accepted lines go straight to a part file in slot order; a dropped slot leaves an
+        // empty line that the replacement fills in the final pass
+        let part = work.root.join("validate.slots.part");
+        let mut part_w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&part).with_context(|| format!("creating {}", part.display()))?);
+        let mut replaced: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
+        let mut signatures: Vec<String> = vec![String::new(); skeletons.len()];
+        let mut users = 0usize;
+        let mut failed_slots: Vec<(usize, Outcome)> = Vec::new();
+        let file = std::fs::File::open(work.artifact("generate")).with_context(|| format!("reading {}", work.artifact("generate").display()))?;
+        let mut reader = std::io::BufReader::new(file).lines();
+        for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
+            let base = ci * CHUNK;
+            let mut tasks: Vec<Option<Task>> = Vec::with_capacity(chunk.len());
+            for sk in chunk {
+                let line = reader.next().context("generate artifact is shorter than the skeleton list")??;
+                tasks.push(serde_json::from_str::<Task>(&line).ok().filter(|t| t.task_id == sk.task_id));
+            }
+            let settled = settle_batch(chunk.iter().collect(), tasks, &validator, cfg.generate.max_tries, &generate)?;
+            for (k, (r, failures)) in settled.into_iter().enumerate() {
+                let slot = base + k;
+                match r {
+                    Ok((t, o)) => {
+                        for f in &failures {
+                            report.retry(f);
+                        }
+                        report.accept(&o);
+                        users += t.user_preferences.len();
+                        signatures[slot] = signature_of(&t);
+                        crate::pyjson::write_value(&mut part_w, &t)?;
+                    }
+                    Err(o) => {
+                        for f in &failures[..failures.len().saturating_sub(1)] {
+                            report.retry(f);
+                        }
+                        failed_slots.push((slot, o));
+                    }
+                }
+                part_w.write_all(b"\n")?;
+            }
+            pb.inc(chunk.len() as u64);
+        }
+        part_w.flush()?;
+        drop(part_w);
+        // replacements, one after another in slot order: deterministic
         let mut guard = 0usize;
-        while let Some((slot, r, failures)) = pending.pop() {
-            for f in failures.iter().take(failures.len().saturating_sub(usize::from(r.is_err()))) {
-                report.retry(f);
-            }
-            match r {
-                Ok((t, o)) => {
-                    report.accept(&o);
-                    slot_tasks[slot] = Some(t);
+        for (slot, outcome) in failed_slots {
+            let mut last = outcome;
+            let mut dropped_id = skeletons[slot].task_id.clone();
+            loop {
+                report.drop_task(&dropped_id, &last);
+                guard += 1;
+                if guard > skeletons.len() * 4 + 100 {
+                    bail!("too many tasks dropped ({guard}); see {}", paths.reports.display());
                 }
-                Err(o) => {
-                    let dropped_id = skeletons[slot].task_id.clone();
-                    report.drop_task(&dropped_id, &o);
-                    guard += 1;
-                    if guard > skeletons.len() * 4 + 100 {
-                        bail!("too many tasks dropped ({guard}); see {}", reports.display());
+                let mut sk = sampler.draw(next_index, classes[slot]);
+                next_index += 1;
+                redraw(&mut sk, classes[slot], &mut next_index)?;
+                report.generated += 1;
+                report.replacements += 1;
+                let first = generate(&[(&sk, 0, None)])?.pop().expect("one answer").ok();
+                let (r, failures) = settle_batch(vec![&sk], vec![first], &validator, cfg.generate.max_tries, &generate)?.pop().expect("one");
+                match r {
+                    Ok((t, o)) => {
+                        for f in &failures {
+                            report.retry(f);
+                        }
+                        report.accept(&o);
+                        users += t.user_preferences.len();
+                        signatures[slot] = signature_of(&t);
+                        replaced.insert(slot, crate::pyjson::to_string(&t).into_bytes());
+                        break;
                     }
-                    let mut sk = sampler.draw(next_index, classes[slot]);
-                    next_index += 1;
-                    while excluded.contains(&sk.signature()) {
-                        sk = sampler.draw(next_index, classes[slot]);
-                        next_index += 1;
+                    Err(o) => {
+                        for f in &failures[..failures.len().saturating_sub(1)] {
+                            report.retry(f);
+                        }
+                        dropped_id = sk.task_id.clone();
+                        last = o;
                     }
-                    report.generated += 1;
-                    report.replacements += 1;
-                    let first = generate_one(&sk, 0, None)?;
-                    let (r2, f2) = settle(&sk, first);
-                    pending.push((slot, r2, f2));
                 }
             }
-            pb.set_position((skeletons.len() - pending.len()) as u64);
         }
         pb.finish_and_clear();
-        out.extend(slot_tasks.into_iter().map(|t| t.expect("every slot settled")));
-        report.written = out.len();
-        work.commit("validate", &fp_validate, &to_jsonl(&out))?;
-        ReportDir(reports.clone()).write_report(&report)?;
-        std::fs::write(work.root.join("validate.report.json"), serde_json::to_vec(&report)?).context("saving the report beside the artifact")?;
-        (out, report)
+        report.written = skeletons.len();
+        let tmp = work.root.join("validate.jsonl.part");
+        write_lines_atomic(&tmp, |w| {
+            let r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&part)?);
+            for (slot, line) in r.split(b'\n').enumerate() {
+                let line = line?;
+                let line = if line.is_empty() { replaced.get(&slot).context("a dropped slot without replacement")?.clone() } else { line };
+                w.write_all(&line)?;
+                w.write_all(b"\n")?;
+            }
+            Ok(())
+        })?;
+        std::fs::remove_file(&part).ok();
+        let mut classes_count = [0usize; 3];
+        for k in &classes {
+            classes_count[k.index()] += 1;
+        }
+        let vs = ValidateSummary { classes: classes_count, users, dropped: report.dropped, signatures };
+        ReportDir(paths.reports.clone()).write_report(&report)?;
+        digest::write_atomic(&work.root.join("validate.summary.json"), &serde_json::to_vec(&vs)?)?;
+        std::fs::rename(&tmp, work.artifact("validate"))?;
+        work.commit_fingerprint("validate", &fp_validate)?;
+        vs
     } else {
-        let tasks = from_jsonl(&work.read_artifact("validate")?, &work.artifact("validate"))?;
-        let rep: serde_json::Value = serde_json::from_slice(&std::fs::read(work.root.join("validate.report.json")).unwrap_or_default()).unwrap_or_default();
-        let mut report = Report::new();
-        report.dropped = rep["dropped"].as_u64().unwrap_or(0) as usize;
-        (tasks, report)
+        serde_json::from_slice(&std::fs::read(work.root.join("validate.summary.json"))?).context("reading validate.summary.json")?
     };
-    for t in &validated {
-        seen.insert(signature_of(t));
-    }
-    // ---- write -------------------------------------------------------------------------
-    let bytes = if runs("write") {
-        let mut order = validated.clone();
-        order.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    seen.extend(vsummary.signatures.iter().cloned());
+
+    // ---- write: release bytes in a seeded shuffled order ----------------------------------
+    let sha = if runs("write") {
+        // index the artifact's lines, then copy them in shuffled order with positioned reads
+        use std::os::unix::fs::FileExt;
+        let artifact = work.artifact("validate");
+        let file = std::fs::File::open(&artifact).with_context(|| format!("reading {}", artifact.display()))?;
+        let mut spans: Vec<(u64, usize)> = Vec::with_capacity(skeletons.len());
+        {
+            let mut pos = 0u64;
+            let r = std::io::BufReader::with_capacity(1 << 20, &file);
+            for line in r.split(b'\n') {
+                let len = line?.len();
+                if len > 0 {
+                    spans.push((pos, len));
+                }
+                pos += len as u64 + 1;
+            }
+        }
+        let mut order: Vec<usize> = (0..spans.len()).collect();
         order.shuffle(&mut item_rng(cfg.run.seed, "write", "order"));
-        let bytes = JsonlFile(test_path.clone()).write_tasks(&order)?;
-        let manifest = manifest(cfg, res, generator, &bytes, &order, &report, &decisions, &[&fp_prepare, &fp_sample, &fp_generate, &fp_validate])?;
-        digest::write_atomic(&manifest_path, &crate::pyjson::to_string(&manifest).into_bytes())?;
+        let mut hasher = sha2::Sha256::default();
+        write_lines_atomic(&paths.tasks, |w| {
+            use sha2::Digest;
+            let mut buf = Vec::new();
+            for &i in &order {
+                let (off, len) = spans[i];
+                buf.resize(len, 0);
+                file.read_exact_at(&mut buf, off)?;
+                buf.push(b'\n');
+                w.write_all(&buf)?;
+                hasher.update(&buf);
+            }
+            Ok(())
+        })?;
+        let sha: String = {
+            use sha2::Digest;
+            hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        };
+        let m = manifest(cfg, res, generator, &sha, spans.len(), &vsummary, &decisions, &[&fp_prepare, &fp_sample, &fp_generate, &fp_validate]);
+        digest::write_atomic(&paths.manifest, crate::pyjson::to_string(&m).as_bytes())?;
         work.commit("write", &fp_write, b"")?;
-        bytes
+        sha
     } else {
-        std::fs::read(&test_path)?
+        digest::sha256_hex(&std::fs::read(&paths.tasks)?)
     };
-    Ok(Some(SplitSummary { name: split.to_string(), tasks: validated.len(), path: test_path, sha256: digest::sha256_hex(&bytes), dropped: report.dropped }))
+    Ok(Some(SplitSummary { name: split.to_string(), tasks: skeletons.len(), path: paths.tasks.clone(), sha256: sha, dropped: vsummary.dropped }))
+}
+
+type Settled = (std::result::Result<(Task, Outcome), Outcome>, Vec<Outcome>);
+
+/// Validate a batch of first attempts; regenerate the failing ones (with the validator's
+/// messages as feedback) in rounds until they pass or run out of tries.
+fn settle_batch(
+    sks: Vec<&Skeleton>,
+    first: Vec<Option<Task>>,
+    validator: &Validator,
+    max_tries: u32,
+    generate: &dyn Fn(&[(&Skeleton, u32, Option<String>)]) -> Result<Vec<std::result::Result<Task, String>>>,
+) -> Result<Vec<Settled>> {
+    let n = sks.len();
+    let mut failures: Vec<Vec<Outcome>> = vec![Vec::new(); n];
+    let mut done: Vec<Option<(Task, Outcome)>> = vec![None; n];
+    let mut current: Vec<Option<Task>> = first;
+    for attempt in 0..max_tries.max(1) {
+        if attempt > 0 {
+            let todo: Vec<usize> = (0..n).filter(|&i| done[i].is_none()).collect();
+            if todo.is_empty() {
+                break;
+            }
+            let items: Vec<(&Skeleton, u32, Option<String>)> = todo
+                .iter()
+                .map(|&i| (sks[i], attempt, failures[i].last().map(|o| o.problems.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n"))))
+                .collect();
+            for (&i, t) in todo.iter().zip(generate(&items)?) {
+                current[i] = t.ok();
+            }
+        }
+        let checked: Vec<Option<(Task, Outcome)>> = current
+            .par_iter_mut()
+            .zip(done.par_iter())
+            .map(|(t, d)| {
+                if d.is_some() {
+                    return None;
+                }
+                t.take().map(|mut t| {
+                    let o = validator.check_task(&mut t, Mode::Fix);
+                    (t, o)
+                })
+            })
+            .collect();
+        for (i, c) in checked.into_iter().enumerate() {
+            if done[i].is_some() {
+                continue;
+            }
+            match c {
+                Some((t, o)) if o.problems.is_empty() => done[i] = Some((t, o)),
+                Some((_, o)) => failures[i].push(o),
+                None => failures[i].push(Outcome {
+                    fixes: vec![],
+                    problems: vec![crate::validate::Finding { check: "format", task_id: sks[i].task_id.clone(), user: String::new(), city: String::new(), field: String::new(), item: String::new(), message: "the generator returned no usable table".into() }],
+                }),
+            }
+        }
+    }
+    Ok(done
+        .into_iter()
+        .zip(failures)
+        .map(|(d, f)| match d {
+            Some(ok) => (Ok(ok), f),
+            None => (Err(f.last().cloned().unwrap_or_default()), f),
+        })
+        .collect())
+}
+
+fn class_of(s: &str) -> Class {
+    match s {
+        "easy" => Class::Easy,
+        "medium" => Class::Medium,
+        _ => Class::Hard,
+    }
 }
 
 /// The signature of a written task (same shape as `Skeleton::signature`).
@@ -328,23 +528,14 @@ fn manifest(
     cfg: &Config,
     res: &Resources,
     generator: &dyn PreferenceGenerator,
-    bytes: &[u8],
-    tasks: &[Task],
-    report: &Report,
+    sha: &str,
+    tasks: usize,
+    vs: &ValidateSummary,
     decisions: &[(String, Decision)],
     fps: &[&Fingerprint],
-) -> Result<serde_json::Value> {
-    let mut classes = [0usize; 3];
-    for t in tasks {
-        match t.difficulty_type.as_str() {
-            "easy" => classes[0] += 1,
-            "medium" => classes[1] += 1,
-            _ => classes[2] += 1,
-        }
-    }
-    let members: usize = tasks.iter().map(|t| t.user_preferences.len()).sum();
+) -> serde_json::Value {
     let names = ["prepare", "sample", "generate", "validate"];
-    Ok(serde_json::json!({
+    serde_json::json!({
         "gtb_version": env!("CARGO_PKG_VERSION"),
         "code_version": CODE_VERSION,
         "seed": cfg.run.seed,
@@ -354,11 +545,11 @@ fn manifest(
         "stage_fingerprints": names.iter().zip(fps).map(|(n, f)| (n.to_string(), serde_json::Value::String(f.digest()))).collect::<serde_json::Map<_, _>>(),
         "stage_decisions": decisions.iter().map(|(s, d)| (s.clone(), serde_json::Value::String(match d { Decision::Fresh => "reused".into(), Decision::Rerun(r) => format!("ran: {r}") }))).collect::<serde_json::Map<_, _>>(),
         "counts": {
-            "tasks": tasks.len(),
-            "easy": classes[0], "medium": classes[1], "hard": classes[2],
-            "users_with_preferences": members,
-            "dropped": report.dropped,
+            "tasks": tasks,
+            "easy": vs.classes[0], "medium": vs.classes[1], "hard": vs.classes[2],
+            "users_with_preferences": vs.users,
+            "dropped": vs.dropped,
         },
-        "test_jsonl_sha256": digest::sha256_hex(bytes),
-    }))
+        "test_jsonl_sha256": sha,
+    })
 }

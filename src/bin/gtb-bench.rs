@@ -1,0 +1,54 @@
+//! `make bench`: wall time and peak memory of the pipeline's hot paths, release build.
+//! Numbers go in the issue notes; no test asserts timings.
+//!
+//!     cargo run --release --bin gtb-bench [-- --large]   (--large adds the 100,000-task runs)
+
+use gtb::config::Config;
+use std::time::Instant;
+
+fn peak_rss_mib() -> f64 {
+    // VmHWM: the process's peak resident set (Linux)
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()))
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn cfg(n: usize, dir: &std::path::Path) -> Config {
+    let mut c = Config::from_file(std::path::Path::new("gtb.toml")).expect("run from the project root");
+    c.run.n = n;
+    c.run.out = dir.join("out");
+    c.run.work_dir = dir.join("out/.work");
+    c.run.reports = dir.join("reports");
+    c
+}
+
+fn main() -> anyhow::Result<()> {
+    let large = std::env::args().any(|a| a == "--large");
+    let dir = std::env::temp_dir().join(format!("gtb-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let sizes: Vec<usize> = if large { vec![650, 100_000] } else { vec![650] };
+    for &n in &sizes {
+        let c = cfg(n, &dir);
+        let t = Instant::now();
+        let res = gtb::ops::load_resources(&c)?;
+        let t_prepare = t.elapsed();
+        let t = Instant::now();
+        let sampler = gtb::sample::Sampler::new(&c, &res, n)?;
+        let sk = sampler.sample();
+        let t_sample = t.elapsed();
+        println!("prepare+sample n={n}: prepare {:.3}s, sample {:.3}s ({} skeletons), peak RSS {:.0} MiB", t_prepare.as_secs_f64(), t_sample.as_secs_f64(), sk.len(), peak_rss_mib());
+        drop(sk);
+        let t = Instant::now();
+        let plan = gtb::ops::BuildPlan { cfg: c.clone(), explain: false, splits: vec![], verbose: false };
+        let s = gtb::ops::build(&plan)?;
+        println!("full build n={n}: {:.3}s wall, {} tasks, peak RSS {:.0} MiB", t.elapsed().as_secs_f64(), s.splits[0].tasks, peak_rss_mib());
+        let t = Instant::now();
+        let s2 = gtb::ops::build(&plan)?;
+        println!("rebuild (all stages fresh) n={n}: {:.3}s", t.elapsed().as_secs_f64());
+        assert_eq!(s.splits[0].sha256, s2.splits[0].sha256);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(())
+}
