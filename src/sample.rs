@@ -83,7 +83,11 @@ impl<'a> Sampler<'a> {
         }
         let mut clusters_by_size: [Vec<&Cluster>; 3] = Default::default();
         for c in &res.clusters {
-            clusters_by_size[c.cities.len() - 1].push(c);
+            // a cluster no hub can reach leg by leg cannot host a task
+            let reachable = res.hubs().any(|h| !c.cities.contains(&h) && res.route_legs(h, &c.cities).iter().all(|&(a, b)| !res.transport(a, b).is_empty()));
+            if reachable {
+                clusters_by_size[c.cities.len() - 1].push(c);
+            }
         }
         let cluster_weights = clusters_by_size.clone().map(|v| {
             v.iter().map(|c| c.cities.iter().map(|&x| s.tier_weights[res.city(x).tier as usize - 1]).sum::<f64>() / c.cities.len() as f64).collect::<Vec<f64>>()
@@ -165,7 +169,8 @@ impl<'a> Sampler<'a> {
         let a = &res.archetypes[cell.archetype];
         let size = cell.cities as usize - 1;
         let cluster = self.clusters_by_size[size][weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty")];
-        let hubs: Vec<_> = res.hubs().filter(|h| !cluster.cities.contains(h)).collect();
+        // a hub from which every leg of the trip has some service
+        let hubs: Vec<_> = res.hubs().filter(|&h| !cluster.cities.contains(&h) && res.route_legs(h, &cluster.cities).iter().all(|&(a, b)| !res.transport(a, b).is_empty())).collect();
         let hub = hubs[rng.gen_range(0..hubs.len())];
         let (d0, d1) = self.cfg.date_window();
         let span = (d1 - d0).num_days();

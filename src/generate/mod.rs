@@ -21,6 +21,8 @@ pub struct TaskContext<'a> {
     pub profiles: Vec<&'a Profile>,
     pub res: &'a Resources,
     pub seed: u64,
+    /// (month, day, weekday 1..7) of every day of the trip
+    pub trip_days: Vec<(u32, u32, u8)>,
 }
 
 impl<'a> TaskContext<'a> {
@@ -33,7 +35,17 @@ impl<'a> TaskContext<'a> {
             .iter()
             .map(|m| res.profiles.iter().find(|p| p.id == m.profile).ok_or_else(|| format!("unknown profile {}", m.profile)))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(TaskContext { skeleton, archetype, hub, cities, profiles, res, seed })
+        use chrono::Datelike;
+        let start = chrono::NaiveDate::parse_from_str(&skeleton.date, "%Y-%m-%d").map_err(|e| format!("date {:?}: {e}", skeleton.date))?;
+        let trip_days = (0..skeleton.days as i64)
+            .map(|k| start + chrono::Duration::days(k))
+            .map(|d| (d.month(), d.day(), d.weekday().number_from_monday() as u8))
+            .collect();
+        Ok(TaskContext { skeleton, archetype, hub, cities, profiles, res, seed, trip_days })
+    }
+    /// Whether an attraction is open on at least one day of the trip (unknown hours count as open).
+    pub fn open_during_trip(&self, a: &crate::resources::Attraction) -> bool {
+        a.hours.as_ref().is_none_or(|h| self.trip_days.iter().any(|&(m, d, w)| h.open_on(m, d, w)))
     }
     pub fn profile_of(&self, user: &str) -> &'a Profile {
         let i = self.skeleton.members.iter().position(|m| m.user == user).expect("slot exists");

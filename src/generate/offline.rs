@@ -147,7 +147,10 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     let unused: Vec<&str> = vocab::TRANSPORT_MODES.iter().copied().filter(|m| !must.contains(m) && !prefer.contains(m)).collect();
     let w: Vec<f64> = unused.iter().map(|m| 1.0 / mode_weight(m)).collect();
     let avoid = { let k = usize::from(rng.gen_bool(0.8)); pick_distinct(rng, &unused, &w, k) };
-    let unused: Vec<&str> = unused.into_iter().filter(|m| !avoid.contains(m)).collect();
+    // nobody flatly rejects the only mode that serves a leg of their own trip
+    let legs = res.route_legs(ctx.hub, &ctx.cities);
+    let essential = |m: &str| legs.iter().any(|&(x, y)| { let o = res.transport(x, y); o.len() == 1 && o[0].mode == m });
+    let unused: Vec<&str> = unused.into_iter().filter(|m| !avoid.contains(m) && !essential(m)).collect();
     let w: Vec<f64> = unused.iter().map(|m| 1.0 / mode_weight(m)).collect();
     let reject = { let k = usize::from(rng.gen_bool(0.07)); pick_distinct(rng, &unused, &w, k) };
     let to_s = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
@@ -198,7 +201,6 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
         .collect();
     let avoid = { let k = usize::from(rng.gen_bool(0.93)); pick_distinct(rng, &others, &w, k) };
     // --- budget --------------------------------------------------------------------------
-    let legs = res.route_legs(ctx.hub, &ctx.cities);
     let fare_of = |a: CityId, b: CityId| -> u32 {
         let opts = res.transport(a, b);
         let wanted = transport.must.iter().chain(transport.prefer.iter()).filter_map(|m| opts.iter().find(|o| o.mode == m.as_str()).map(|o| o.fare)).max();
@@ -285,6 +287,9 @@ fn individual_city(ctx: &TaskContext, city: CityId, p: &Profile, weak: &CityPref
     let w: Vec<f64> = atts
         .iter()
         .map(|a| {
+            if !ctx.open_during_trip(a) {
+                return 0.0; // closed for the whole trip (season, weekday): nobody insists on it
+            }
             let pop = (a.popularity as f64 / 100.0).powf(1.5);
             let cat = if pos.contains(&a.category) { 3.0 } else if neg.contains(&a.category) { 0.05 } else { 1.0 };
             pop * cat * category_taste(p, &a.category)
@@ -380,7 +385,7 @@ fn inject_conflicts(ctx: &TaskContext, c: &Conflicts, tables: &mut [(String, Pre
         cj.attractions.must_visit.retain(|x| *x != item);
         if cj.attractions.must_visit.is_empty() {
             // keep must_visit non-empty: take the most popular sight nobody else is fighting over
-            if let Some(alt) = ctx.res.attractions[ctx.res.city_id(city).expect("city") as usize].iter().find(|a| a.name != item) {
+            if let Some(alt) = ctx.res.attractions[ctx.res.city_id(city).expect("city") as usize].iter().find(|a| a.name != item && ctx.open_during_trip(a)) {
                 cj.attractions.must_visit.push(alt.name.clone());
             }
         }

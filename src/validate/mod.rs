@@ -218,17 +218,18 @@ impl<'a> Validator<'a> {
         // ---- solvability certificate ---------------------------------------------------------
         let legs = res.route_legs(hub, &cities);
         let firm = |u: &str| !t.user_preferences[u].compromisable;
-        // shared mode: served on every leg and rejected by no member who cannot yield
-        let shared: Vec<&str> = served
-            .iter()
-            .copied()
-            .filter(|m| users.iter().filter(|u| firm(u)).all(|u| !t.user_preferences[u].preference.global_constraints.transport.reject.iter().any(|r| r == m)))
-            .collect();
-        if shared.is_empty() {
-            out.problems.push(finding("certificate.shared_mode", t, "", "", "global_constraints.transport", "", format!("no intercity mode serves every leg and is acceptable to all firm members (served: {served:?})")));
+        // shared transport: every leg has a served mode that no firm member rejects (intercity
+        // transport is shared; the mode may differ from leg to leg)
+        let rejected = |m: &str| users.iter().filter(|u| firm(u)).any(|u| t.user_preferences[u.as_str()].preference.global_constraints.transport.reject.iter().any(|r| r == m));
+        let mut leg_fares: Vec<u32> = Vec::with_capacity(legs.len());
+        for &(a, b) in &legs {
+            match res.transport(a, b).iter().filter(|o| !rejected(o.mode)).map(|o| o.fare).min() {
+                Some(f) => leg_fares.push(f),
+                None => out.problems.push(finding("certificate.shared_mode", t, "", "", "global_constraints.transport", "", format!("no intercity mode from {} to {} is served and acceptable to every member who cannot yield", res.city(a).name, res.city(b).name))),
+            }
         }
         // budget: cheapest shared transport + hotel nights (two per room) + meals
-        let transport_min: u32 = legs.iter().map(|&(a, b)| res.transport(a, b).iter().filter(|o| shared.contains(&o.mode)).map(|o| o.fare).min().unwrap_or(0)).sum();
+        let transport_min: u32 = leg_fares.iter().sum();
         let nights = days.saturating_sub(1);
         let hotel_night_min = |c: CityId| res.hotels[c as usize].iter().map(|h| h.price_low).min().unwrap_or(150);
         let per_city_nights = |i: usize| -> u32 {
