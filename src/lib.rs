@@ -19,4 +19,4 @@ pub mod task;
 pub mod validate;
 
 /// Version of the code that shapes outputs; part of every stage fingerprint.
-pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen3");
+pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+src.", env!("GTB_SOURCE_DIGEST"));

@@ -72,6 +72,9 @@ pub struct Sampler<'a> {
     /// per archetype, per slot, per group gender (0 any/男, 1 女): eligible profile indices
     eligible: Vec<Vec<[Vec<usize>; 2]>>,
     quotas: [usize; 3],
+    /// the fitted cell of each of the first n tasks: exact expected counts per cell (largest
+    /// remainder within each class quota), in a seeded shuffled order
+    cell_plan: Vec<usize>,
     ids: Vec<u32>,
 }
 
@@ -140,19 +143,40 @@ impl<'a> Sampler<'a> {
                 );
             }
         }
+        // stratified allocation: each class quota is split over its cells in proportion to the
+        // fitted weights, so the split reproduces the fitted joint without sampling noise
+        let mut cell_plan = Vec::with_capacity(n);
+        for k in Class::ALL {
+            let idx: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].class == k && cells[i].weight > 0.0).collect();
+            let total: f64 = idx.iter().map(|&i| cells[i].weight).sum();
+            let q = quotas[k.index()];
+            if q == 0 || idx.is_empty() {
+                continue;
+            }
+            let exact: Vec<f64> = idx.iter().map(|&i| cells[i].weight / total * q as f64).collect();
+            let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
+            let mut order: Vec<usize> = (0..idx.len()).collect();
+            order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+            let rest = q - counts.iter().sum::<usize>();
+            for &o in order.iter().take(rest) {
+                counts[o] += 1;
+            }
+            for (j, &c) in counts.iter().enumerate() {
+                cell_plan.extend(std::iter::repeat_n(idx[j], c));
+            }
+        }
+        cell_plan.shuffle(&mut item_rng(cfg.run.seed, "sample", "cell-plan"));
         // task ids: a shuffled pool about 7.4x the split, as the release's ids look (task_000011..task_004784 for 650)
         let pool = (n * 4800).div_ceil(650).max(n + 64) as u32;
         let mut ids: Vec<u32> = (1..=pool).collect();
         ids.shuffle(&mut item_rng(cfg.run.seed, "sample", "task-ids"));
-        Ok(Sampler { cfg, res, cells, clusters_by_size, cluster_weights, eligible, quotas, ids })
+        Ok(Sampler { cfg, res, cells, clusters_by_size, cluster_weights, eligible, quotas, cell_plan, ids })
     }
 
-    /// The class of the task at stream position `index`: the first n follow the shuffled quota
-    /// list; replacements (index >= n) take the class of the task they replace.
+    /// The class of each of the first n tasks (replacements take the class of the task they
+    /// replace).
     pub fn class_plan(&self) -> Vec<Class> {
-        let mut plan: Vec<Class> = Class::ALL.iter().flat_map(|&k| std::iter::repeat_n(k, self.quotas[k.index()])).collect();
-        plan.shuffle(&mut item_rng(self.cfg.run.seed, "sample", "class-plan"));
-        plan
+        self.cell_plan.iter().map(|&c| self.cells[c].class).collect()
     }
 
     pub fn quotas(&self) -> [usize; 3] {
@@ -163,9 +187,15 @@ impl<'a> Sampler<'a> {
     pub fn draw(&self, index: usize, class: Class) -> Skeleton {
         let res = self.res;
         let mut rng = item_rng(self.cfg.run.seed, "sample", &index.to_string());
-        let cells: Vec<&Cell> = self.cells.iter().filter(|c| c.class == class).collect();
-        let w: Vec<f64> = cells.iter().map(|c| c.weight).collect();
-        let cell = cells[weighted_index(&mut rng, &w).expect("checked in Sampler::new")];
+        let cell = match self.cell_plan.get(index) {
+            Some(&c) if self.cells[c].class == class => &self.cells[c],
+            // replacements draw from the fitted distribution of their class
+            _ => {
+                let cells: Vec<&Cell> = self.cells.iter().filter(|c| c.class == class).collect();
+                let w: Vec<f64> = cells.iter().map(|c| c.weight).collect();
+                cells[weighted_index(&mut rng, &w).expect("checked in Sampler::new")]
+            }
+        };
         let a = &res.archetypes[cell.archetype];
         let size = cell.cities as usize - 1;
         let cluster = self.clusters_by_size[size][weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty")];

@@ -63,7 +63,9 @@ fn shipped_data_meets_the_minimums() {
         assert!(!res.hotels[c as usize].is_empty(), "{}: no hotel bands", city.name);
         for a in &res.attractions[c as usize] {
             let km = gtb::clusters::haversine_km((a.lat, a.lng), (city.lat, city.lng));
-            assert!(km < 400.0, "{} {} is {km:.0} km from the city", city.name, a.name);
+            // prefectures of the far west span many hundreds of km (沱沱河 lies in 海西州)
+            let span = if city.name.ends_with("自治州") || city.name.ends_with("地区") { 800.0 } else { 400.0 };
+            assert!(km < span, "{} {} is {km:.0} km from the city", city.name, a.name);
             assert!(!vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&a.category.as_str()));
         }
     }
@@ -118,6 +120,7 @@ fn cross_check_against_reference_data() {
     // an attraction sharing its name with a 5A site lies in that site's city (or a county of it)
     let five_a = read_ref(&rd.join("scenic_5a/5a_merged_with_coords.csv"));
     let mut matched = 0;
+    let mut far: Vec<String> = Vec::new();
     for s in &five_a {
         for c in res.destinations() {
             for a in &res.attractions[c as usize] {
@@ -128,11 +131,17 @@ fn cross_check_against_reference_data() {
                     assert!(same, "{} is listed in {} but the 5A list puts it in {}{}", a.name, city.name, s["province"], s["city"]);
                     if let (Ok(lat), Ok(lng)) = (s["lat"].parse::<f64>(), s["lng"].parse::<f64>()) {
                         let km = gtb::clusters::haversine_km((lat, lng), (a.lat, a.lng));
-                        assert!(km < 60.0, "{} is {km:.0} km from the 5A reference point", a.name);
+                        if km > 30.0 {
+                            far.push(format!("{} ({km:.0} km; reference geocoded as {:?})", a.name, s["coord_source_name"]));
+                        }
                     }
                 }
             }
         }
     }
-    eprintln!("5A name matches checked: {matched}");
+    eprintln!("5A name matches checked: {matched}; more than 30 km from the reference point: {far:?}");
+    // the reference's own geocoding is wrong for a few sites (古窑 geocoded as 庐山), so a
+    // small share of outliers is tolerated; a systematic error is not
+    assert!(matched >= 25, "only {matched} attractions share a name with a 5A site");
+    assert!(far.len() * 10 <= matched, "{} of {matched} 5A sites lie more than 30 km from the reference: {far:?}", far.len());
 }
