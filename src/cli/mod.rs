@@ -115,7 +115,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Build { run, out, explain, splits, llm } => {
             apply_run(&mut cfg, &run);
             if let Some(o) = out {
+                // a build elsewhere keeps all of its outputs together
                 cfg.run.work_dir = o.join(".work");
+                cfg.run.reports = o.join("validation_reports");
                 cfg.run.out = o;
             }
             if let Some(g) = llm {

@@ -62,7 +62,7 @@ pub struct Validator<'a> {
     pub names: NameIndex,
 }
 
-/// Tier strength of a list, for "keep the stronger tier".
+/// A finding about task `t`.
 fn finding(check: &'static str, t: &Task, user: &str, city: &str, field: &str, item: &str, message: String) -> Finding {
     Finding { check, task_id: t.task_id.clone(), user: user.into(), city: city.into(), field: field.into(), item: item.into(), message }
 }
@@ -151,7 +151,7 @@ impl<'a> Validator<'a> {
             let mut found: Vec<Finding> = Vec::new();
             let mut log = |city: &str, weak_field: &str, strong_field: &str, removed: Vec<String>| {
                 for item in removed {
-                    found.push(Finding { check: "contradictions", task_id: tid.clone(), user: u.clone(), city: city.into(), field: weak_field.into(), item, message: format!("also in {strong_field}; kept the stronger tier") });
+                    found.push(Finding { check: "contradictions", task_id: tid.clone(), user: u.clone(), city: city.into(), field: weak_field.into(), item, message: format!("also in {strong_field}, the stronger tier{}", if mode == Mode::Fix { ", which is kept" } else { "" }) });
                 }
             };
             let g = &mut entry.preference.global_constraints;
