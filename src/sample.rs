@@ -80,6 +80,11 @@ pub struct Sampler<'a> {
 
 impl<'a> Sampler<'a> {
     pub fn new(cfg: &'a Config, res: &'a Resources, n: usize) -> Result<Self> {
+        Self::excluding(cfg, res, n, &[])
+    }
+
+    /// A sampler whose destinations avoid some cities (held out for another split).
+    pub fn excluding(cfg: &'a Config, res: &'a Resources, n: usize, held_out: &[crate::resources::CityId]) -> Result<Self> {
         let s = &cfg.sample;
         if res.clusters.is_empty() {
             bail!("no destination clusters: run `gtb clusters` (expected {})", cfg.paths.clusters.display());
@@ -88,7 +93,7 @@ impl<'a> Sampler<'a> {
         for c in &res.clusters {
             // a cluster no hub can reach leg by leg cannot host a task
             let reachable = res.hubs().any(|h| !c.cities.contains(&h) && res.route_legs(h, &c.cities).iter().all(|&(a, b)| !res.transport(a, b).is_empty()));
-            if reachable {
+            if reachable && !c.cities.iter().any(|x| held_out.contains(x)) {
                 clusters_by_size[c.cities.len() - 1].push(c);
             }
         }
@@ -177,6 +182,22 @@ impl<'a> Sampler<'a> {
     /// replace).
     pub fn class_plan(&self) -> Vec<Class> {
         self.cell_plan.iter().map(|&c| self.cells[c].class).collect()
+    }
+
+    /// `k` destination cities held out of training splits: a seeded, tier-weighted choice.
+    pub fn held_out_cities(cfg: &Config, res: &Resources, k: usize) -> Vec<crate::resources::CityId> {
+        let mut rng = item_rng(cfg.run.seed, "sample", "held-out-cities");
+        let dests: Vec<crate::resources::CityId> = res.destinations().filter(|&c| !res.city(c).hub).collect();
+        let w: Vec<f64> = dests.iter().map(|&c| cfg.sample.tier_weights[res.city(c).tier as usize - 1]).collect();
+        let mut w2 = w.clone();
+        let mut out = Vec::new();
+        while out.len() < k.min(dests.len()) {
+            let Some(i) = weighted_index(&mut rng, &w2) else { break };
+            out.push(dests[i]);
+            w2[i] = 0.0;
+        }
+        out.sort();
+        out
     }
 
     pub fn quotas(&self) -> [usize; 3] {

@@ -111,7 +111,7 @@ fn rerun_reuses_fresh_stages_and_names_why_a_stale_one_reruns() {
 fn splits_share_no_skeleton_signature() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
-    let plan = gtb::ops::BuildPlan { cfg: cfg.clone(), explain: false, splits: vec![("test".into(), 60), ("train".into(), 300)], verbose: false };
+    let plan = gtb::ops::BuildPlan { splits: vec![("test".into(), 60), ("train".into(), 300)], holdout_cities: 8, ..gtb::ops::BuildPlan::new(cfg.clone()) };
     let s = gtb::ops::build(&plan).unwrap();
     let read = |p: &std::path::Path| -> std::collections::HashSet<String> {
         std::fs::read_to_string(p).unwrap().lines().map(|l| gtb::ops::build::signature_of(&serde_json::from_str(l).unwrap())).collect()
@@ -120,4 +120,12 @@ fn splits_share_no_skeleton_signature() {
     let train = read(&s.splits[1].path);
     assert_eq!(s.splits[1].tasks, 300);
     assert!(test.is_disjoint(&train));
+    // held-out cities never appear in the training split
+    let res = gtb::ops::load_resources(&cfg).unwrap();
+    let held: Vec<String> = gtb::sample::Sampler::held_out_cities(&cfg, &res, 8).iter().map(|&c| res.city(c).name.clone()).collect();
+    assert_eq!(held.len(), 8);
+    for l in std::fs::read_to_string(&s.splits[1].path).unwrap().lines() {
+        let t: Task = serde_json::from_str(l).unwrap();
+        assert!(t.metadata.cities.iter().all(|c| !held.contains(c)), "{:?} in train", t.metadata.cities);
+    }
 }

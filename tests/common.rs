@@ -26,6 +26,6 @@ pub fn shared() -> Option<PathBuf> {
 }
 
 pub fn build(cfg: &Config, threads: usize) -> gtb::ops::BuildSummary {
-    let plan = gtb::ops::BuildPlan { cfg: cfg.clone(), explain: false, splits: vec![], verbose: false };
+    let plan = gtb::ops::BuildPlan::new(cfg.clone());
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| gtb::ops::build(&plan)).expect("build")
 }

@@ -41,7 +41,7 @@ fn main() -> anyhow::Result<()> {
         println!("prepare+sample n={n}: prepare {:.3}s, sample {:.3}s ({} skeletons), peak RSS {:.0} MiB", t_prepare.as_secs_f64(), t_sample.as_secs_f64(), sk.len(), peak_rss_mib());
         drop(sk);
         let t = Instant::now();
-        let plan = gtb::ops::BuildPlan { cfg: c.clone(), explain: false, splits: vec![], verbose: false };
+        let plan = gtb::ops::BuildPlan::new(c.clone());
         let s = gtb::ops::build(&plan)?;
         println!("full build n={n}: {:.3}s wall, {} tasks, peak RSS {:.0} MiB", t.elapsed().as_secs_f64(), s.splits[0].tasks, peak_rss_mib());
         let t = Instant::now();
@@ -60,7 +60,7 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
     use gtb::validate::{Mode, Validator, names::NameIndex};
     let c = cfg(650, dir);
     let mut res = gtb::ops::load_resources(&c)?;
-    let plan = gtb::ops::BuildPlan { cfg: c.clone(), explain: false, splits: vec![], verbose: false };
+    let plan = gtb::ops::BuildPlan::new(c.clone());
     let s = gtb::ops::build(&plan)?;
     let tasks: Vec<gtb::task::Task> = std::fs::read_to_string(&s.splits[0].path)?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
     let target = 338_000usize;

@@ -46,6 +46,9 @@ pub enum Command {
         /// Leakage-free named splits, e.g. train=5000,dev=500,test=650
         #[arg(long)]
         splits: Option<String>,
+        /// With --splits: this many destination cities appear only in the test split
+        #[arg(long, default_value_t = 0)]
+        holdout_cities: usize,
         /// Preference generator: offline (default) or openai
         #[arg(long)]
         llm: Option<String>,
@@ -112,7 +115,7 @@ fn run(cli: Cli) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(cfg.run.threads).build_global().ok();
     }
     match cli.command {
-        Command::Build { run, out, explain, splits, llm } => {
+        Command::Build { run, out, explain, splits, holdout_cities, llm } => {
             apply_run(&mut cfg, &run);
             if let Some(o) = out {
                 // a build elsewhere keeps all of its outputs together
@@ -127,7 +130,7 @@ fn run(cli: Cli) -> Result<()> {
                 bail!("generator {:?} is not available in this build; use the offline generator (the default)", cfg.run.generator);
             }
             let splits = splits.as_deref().map(parse_splits).transpose()?.unwrap_or_default();
-            let plan = ops::BuildPlan { cfg, explain, splits, verbose: true };
+            let plan = ops::BuildPlan { cfg, explain, splits, verbose: true, holdout_cities };
             let s = ops::build(&plan)?;
             for sp in &s.splits {
                 println!("{}: {} tasks -> {} (sha256 {}, {} dropped and replaced)", sp.name, sp.tasks, sp.path.display(), sp.sha256, sp.dropped);

@@ -37,6 +37,15 @@ pub struct BuildPlan {
     pub splits: Vec<(String, usize)>,
     /// print stage decisions to stderr
     pub verbose: bool,
+    /// destination cities reserved for the test split: other splits never visit them
+    pub holdout_cities: usize,
+}
+
+impl BuildPlan {
+    /// Build one split of `cfg.run.n` tasks quietly.
+    pub fn new(cfg: Config) -> Self {
+        BuildPlan { cfg, explain: false, splits: Vec::new(), verbose: false, holdout_cities: 0 }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +96,11 @@ pub fn build_with(plan: &BuildPlan, res: &Resources, generator: &dyn PreferenceG
     let single = plan.splits.is_empty();
     let splits = if single { vec![("test".to_string(), cfg.run.n)] } else { plan.splits.clone() };
     let mut seen: HashSet<String> = HashSet::new();
+    let held_out = crate::sample::Sampler::held_out_cities(cfg, res, plan.holdout_cities);
+    if !held_out.is_empty() && plan.verbose {
+        let names: Vec<&str> = held_out.iter().map(|&c| res.city(c).name.as_str()).collect();
+        eprintln!("held-out cities (test split only): {}", names.join("、"));
+    }
     for (name, n) in &splits {
         let mut split_cfg = cfg.clone();
         split_cfg.run.n = *n;
@@ -101,7 +115,8 @@ pub fn build_with(plan: &BuildPlan, res: &Resources, generator: &dyn PreferenceG
             tasks: if single { cfg.run.out.join("test.jsonl") } else { cfg.run.out.join(name).join(format!("{name}.jsonl")) },
             manifest: if single { cfg.run.out.join("manifest.json") } else { cfg.run.out.join(name).join("manifest.json") },
         };
-        if let Some(s) = build_split(plan, &split_cfg, res, generator, &paths, name, &mut seen, &mut summary)? {
+        let avoid: &[crate::resources::CityId] = if name == "test" { &[] } else { &held_out };
+        if let Some(s) = build_split(plan, &split_cfg, res, generator, &paths, name, avoid, &mut seen, &mut summary)? {
             summary.splits.push(s);
         }
     }
@@ -139,6 +154,7 @@ fn build_split(
     generator: &dyn PreferenceGenerator,
     paths: &SplitPaths,
     split: &str,
+    held_out: &[crate::resources::CityId],
     seen: &mut HashSet<String>,
     summary: &mut BuildSummary,
 ) -> Result<Option<SplitSummary>> {
@@ -159,6 +175,7 @@ fn build_split(
         .with("config run.n", cfg.run.n.to_string())
         .with_json("config sample", &cfg.sample)
         .with("excluded signatures", digest::digest_bytes(exclusions.join("\n").as_bytes()))
+        .with("held-out cities", held_out.iter().map(|&c| res.city(c).name.clone()).collect::<Vec<_>>().join("、"))
         .with("code", CODE_VERSION);
     let fp_generate = Fingerprint::default()
         .with("upstream sample", fp_sample.digest())
@@ -215,7 +232,7 @@ fn build_split(
         work.commit("prepare", &fp_prepare, &to_jsonl(&[info]))?;
     }
     // ---- sample ------------------------------------------------------------------------
-    let sampler = Sampler::new(cfg, res, cfg.run.n)?;
+    let sampler = Sampler::excluding(cfg, res, cfg.run.n, held_out)?;
     let excluded: HashSet<&String> = exclusions.iter().collect();
     let plan_classes = sampler.class_plan();
     let mut next_index = cfg.run.n;
