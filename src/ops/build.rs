@@ -300,15 +300,13 @@ fn build_split(
     let validator = Validator::new(res, cfg);
     let vsummary: ValidateSummary = if runs("validate") {
         let pb = bar(skeletons.len(), "validate");
-        let mut report = Report::new();
-        report.generated = skeletons.len();
+        let mut tally = Tally { report: Report::new(), users: 0, signatures: vec![String::new(); skeletons.len()] };
+        tally.report.generated = skeletons.len();
         // accepted lines go straight to a part file in slot order; a dropped slot leaves an
         // empty line that the replacement fills in the final pass
         let part = work.root.join("validate.slots.part");
         let mut part_w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&part).with_context(|| format!("creating {}", part.display()))?);
         let mut replaced: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
-        let mut signatures: Vec<String> = vec![String::new(); skeletons.len()];
-        let mut users = 0usize;
         let mut failed_slots: Vec<(usize, Outcome)> = Vec::new();
         let file = std::fs::File::open(work.artifact("generate")).with_context(|| format!("reading {}", work.artifact("generate").display()))?;
         let mut reader = std::io::BufReader::new(file).lines();
@@ -322,22 +320,9 @@ fn build_split(
             let settled = settle_batch(chunk.iter().collect(), tasks, &validator, cfg.generate.max_tries, &generate)?;
             for (k, (r, failures)) in settled.into_iter().enumerate() {
                 let slot = base + k;
-                match r {
-                    Ok((t, o)) => {
-                        for f in &failures {
-                            report.retry(f);
-                        }
-                        report.accept(&o);
-                        users += t.user_preferences.len();
-                        signatures[slot] = signature_of(&t);
-                        crate::pyjson::write_value(&mut part_w, &t)?;
-                    }
-                    Err(o) => {
-                        for f in &failures[..failures.len().saturating_sub(1)] {
-                            report.retry(f);
-                        }
-                        failed_slots.push((slot, o));
-                    }
+                match tally.record(slot, r, &failures) {
+                    Ok(t) => crate::pyjson::write_value(&mut part_w, &t)?,
+                    Err(o) => failed_slots.push((slot, o)),
                 }
                 part_w.write_all(b"\n")?;
             }
@@ -351,7 +336,7 @@ fn build_split(
             let mut last = outcome;
             let mut dropped_id = skeletons[slot].task_id.clone();
             loop {
-                report.drop_task(&dropped_id, &last);
+                tally.report.drop_task(&dropped_id, &last);
                 guard += 1;
                 if guard > skeletons.len() * 4 + 100 {
                     bail!("too many tasks dropped ({guard}); see {}", paths.reports.display());
@@ -359,25 +344,16 @@ fn build_split(
                 let mut sk = sampler.draw(next_index, classes[slot]);
                 next_index += 1;
                 redraw(&mut sk, classes[slot], &mut next_index)?;
-                report.generated += 1;
-                report.replacements += 1;
+                tally.report.generated += 1;
+                tally.report.replacements += 1;
                 let first = generate(&[(&sk, 0, None)])?.pop().expect("one answer").ok();
                 let (r, failures) = settle_batch(vec![&sk], vec![first], &validator, cfg.generate.max_tries, &generate)?.pop().expect("one");
-                match r {
-                    Ok((t, o)) => {
-                        for f in &failures {
-                            report.retry(f);
-                        }
-                        report.accept(&o);
-                        users += t.user_preferences.len();
-                        signatures[slot] = signature_of(&t);
+                match tally.record(slot, r, &failures) {
+                    Ok(t) => {
                         replaced.insert(slot, crate::pyjson::to_string(&t).into_bytes());
                         break;
                     }
                     Err(o) => {
-                        for f in &failures[..failures.len().saturating_sub(1)] {
-                            report.retry(f);
-                        }
                         dropped_id = sk.task_id.clone();
                         last = o;
                     }
@@ -385,6 +361,7 @@ fn build_split(
             }
         }
         pb.finish_and_clear();
+        let Tally { mut report, users, signatures } = tally;
         report.written = skeletons.len();
         let tmp = work.root.join("validate.jsonl.part");
         write_lines_atomic(&tmp, |w| {
@@ -459,6 +436,33 @@ fn build_split(
         digest::sha256_hex(&std::fs::read(&paths.tasks)?)
     };
     Ok(Some(SplitSummary { name: split.to_string(), tasks: skeletons.len(), path: paths.tasks.clone(), sha256: sha, dropped: vsummary.dropped }))
+}
+
+/// What the validate stage accumulates over accepted tasks.
+struct Tally {
+    report: Report,
+    users: usize,
+    signatures: Vec<String>,
+}
+
+impl Tally {
+    /// Book a settled slot: its retries, and the accepted task's fixes, users and signature.
+    fn record(&mut self, slot: usize, r: std::result::Result<(Task, Outcome), Outcome>, failures: &[Outcome]) -> std::result::Result<Task, Outcome> {
+        match r {
+            Ok((t, o)) => {
+                failures.iter().for_each(|f| self.report.retry(f));
+                self.report.accept(&o);
+                self.users += t.user_preferences.len();
+                self.signatures[slot] = signature_of(&t);
+                Ok(t)
+            }
+            Err(o) => {
+                // the last failure is the drop itself, counted by `drop_task`
+                failures[..failures.len().saturating_sub(1)].iter().for_each(|f| self.report.retry(f));
+                Err(o)
+            }
+        }
+    }
 }
 
 type Settled = (std::result::Result<(Task, Outcome), Outcome>, Vec<Outcome>);
