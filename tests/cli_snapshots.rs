@@ -54,7 +54,7 @@ fn validate_reports_each_problem_and_fails() {
     s.add_filter(r"user=User\d", "user=User[N]");
     s.add_filter(r"city=\S+", "city=[CITY]");
     s.add_filter(r"item=\S+", "item=[ITEM]");
-    s.add_filter(r"closest is .*", "closest is [NAME]");
+    s.add_filter(r"; closest is .*", "");
     s.add_filter(r"POI of \S+", "POI of [CITY]");
     s.bind(|| insta::assert_snapshot!("validate_bad_file", format!("{stdout}---\n{stderr}")));
 }

@@ -25,6 +25,7 @@ fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
     let city = t.metadata.cities[0].clone();
     let cp = entry.preference.city_specific_preferences.get_mut(&city).unwrap();
     cp.attractions.must_visit.push("霍格沃茨魔法学校".into());
+    cp.food.must_eat.push("黄油啤酒".into());
     let must = cp.attractions.must_visit[0].clone();
     cp.attractions.reject_visit = vec![must.clone()];
     entry.preference.global_constraints.avg_budget = 100;
@@ -34,6 +35,7 @@ fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
     let msgs: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
     let has = |check: &str, item: &str| findings.iter().any(|f| f.check == check && f.user == user && f.item.contains(item));
     assert!(has("poi_names", "霍格沃茨魔法学校"), "{msgs:?}");
+    assert!(has("poi_names", "黄油啤酒"), "{msgs:?}");
     assert!(has("contradictions", &must), "{msgs:?}");
     assert!(has("certificate.budget", "100"), "{msgs:?}");
     assert!(msgs.iter().any(|m| m.contains(&task_id) && m.contains(&format!("city={city}"))));

@@ -144,6 +144,18 @@ impl<'a> Validator<'a> {
                 }
             }
         }
+        // food values: a vocabulary category, or a dish / restaurant of that city's inventory
+        for u in &users {
+            for (city, cp) in &t.user_preferences[u].preference.city_specific_preferences {
+                let Some(cid) = res.city_id(city) else { continue };
+                let known = |v: &str| vocab::is_food_category(v) || res.food[cid as usize].iter().any(|f| f.name == v || names::normalize(&f.name) == names::normalize(v));
+                for (field, list) in [("food.must_eat", &cp.food.must_eat), ("food.prefer_eat", &cp.food.prefer_eat), ("food.avoid_eat", &cp.food.avoid_eat), ("food.reject_eat", &cp.food.reject_eat)] {
+                    for item in list.iter().filter(|v| !known(v)) {
+                        out.problems.push(finding("poi_names", t, u, city, field, item, format!("neither a food category nor a dish or restaurant of {city}")));
+                    }
+                }
+            }
+        }
         // ---- cross-tier contradictions: keep the stronger tier -----------------------------
         for u in &users {
             let tid = t.task_id.clone();
@@ -196,7 +208,8 @@ impl<'a> Validator<'a> {
         }
         let cities: Vec<CityId> = cities.into_iter().flatten().collect();
         // ---- transport reachability -> compromisable ----------------------------------------
-        let served = res.modes_on_all_legs(hub, &cities);
+        // a must/prefer mode that serves no leg of the route at all cannot be honoured
+        let served = res.modes_on_some_leg(hub, &cities);
         for u in &users {
             let entry = &t.user_preferences[u];
             let tr = &entry.preference.global_constraints.transport;
@@ -204,7 +217,7 @@ impl<'a> Validator<'a> {
             if let Some(m) = missing.first() {
                 let m = m.to_string();
                 if !entry.compromisable {
-                    let f = finding("reachability", t, u, "", "global_constraints.transport", &m, format!("{m} does not serve every leg of {} -> {} -> {}; member made compromisable", t.metadata.departure_city, t.metadata.cities.join(" -> "), t.metadata.departure_city));
+                    let f = finding("reachability", t, u, "", "global_constraints.transport", &m, format!("{m} serves no leg of {} -> {} -> {}; member made compromisable", t.metadata.departure_city, t.metadata.cities.join(" -> "), t.metadata.departure_city));
                     if mode == Mode::Fix {
                         t.user_preferences.get_mut(u).expect("user").compromisable = true;
                         t.metadata.compromise_pattern.push(u.clone());

@@ -75,6 +75,24 @@ impl NameIndex {
         if let Some(c) = self.exact[city].get(&k) {
             return Match::Snapped(c.clone(), 1.0);
         }
+        // containment, as the release's resolver matches: the longer name holds the shorter
+        // (海口骑楼老街历史文化街区 ~ 骑楼老街); the closest length wins, ties are ambiguous
+        let qn = k.chars().count() as f64;
+        let mut contained: Vec<(&str, f64)> = self.all[city]
+            .iter()
+            .filter(|(nk, _)| nk.chars().count() >= 2 && (k.contains(nk.as_str()) || nk.contains(k.as_str())))
+            .map(|(nk, c)| {
+                let n = nk.chars().count() as f64;
+                (c.as_str(), n.min(qn) / n.max(qn))
+            })
+            .collect();
+        contained.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if let Some(&(c, ratio)) = contained.first() {
+            let runner_up = contained.get(1).map_or(0.0, |x| x.1);
+            if ratio >= 0.3 && ratio - runner_up >= self.margin {
+                return Match::Snapped(c.to_string(), ratio);
+            }
+        }
         let mut best: Option<(&str, f64)> = None;
         let mut second = 0.0f64;
         for (nk, canon) in &self.all[city] {
@@ -96,7 +114,8 @@ impl NameIndex {
         }
         match best {
             Some((c, s)) if s >= self.threshold && s - second >= self.margin => Match::Snapped(c.to_string(), s),
-            Some((c, s)) => Match::Unknown { best: Some((c.to_string(), s)) },
+            Some((c, s)) if s >= 0.5 => Match::Unknown { best: Some((c.to_string(), s)) },
+            Some(_) => Match::Unknown { best: None },
             None => Match::Unknown { best: None },
         }
     }
@@ -121,5 +140,10 @@ mod tests {
         assert_eq!(idx.lookup(0, "湖南省博物馆(东馆)"), Match::Snapped("湖南省博物馆".into(), 1.0));
         assert!(matches!(idx.lookup(0, "湖南博物馆"), Match::Snapped(ref c, _) if c == "湖南省博物馆"));
         assert!(matches!(idx.lookup(0, "故宫博物院"), Match::Unknown { .. }));
+        // containment: a longer official name holds the inventory's short one
+        assert!(matches!(idx.lookup(0, "长沙橘子洲景区"), Match::Snapped(ref c, _) if c == "橘子洲"));
+        // two candidates held equally: ambiguous, not snapped
+        let idx2 = NameIndex::from_names(vec![vec!["东湖".into(), "西湖".into()]], 0.88, 0.03);
+        assert!(matches!(idx2.lookup(0, "湖"), Match::Unknown { .. }));
     }
 }
