@@ -97,8 +97,11 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
     let mut covered = std::collections::HashSet::new();
     let mut chosen: Vec<Vec<CityId>> = Vec::new();
     let (mut pi, mut ti) = (vec![true; pairs.len()], vec![true; triples.len()]);
+    // the free candidate that brings the most cities not yet in a multi-city cluster (ties: the
+    // better score, i.e. the earlier candidate), so that multi-city trips reach many cities
     let take = |cands: &Vec<(f64, Vec<CityId>)>, free: &mut Vec<bool>, covered: &mut std::collections::HashSet<CityId>, strict: bool| -> Option<Vec<CityId>> {
-        let i = (0..cands.len()).find(|&i| free[i] && (!strict || cands[i].1.iter().any(|c| !covered.contains(c))))?;
+        let fresh = |i: usize| cands[i].1.iter().filter(|c| !covered.contains(c)).count();
+        let i = (0..cands.len()).filter(|&i| free[i] && (!strict || fresh(i) > 0)).max_by(|&a, &b| fresh(a).cmp(&fresh(b)).then(b.cmp(&a)))?;
         free[i] = false;
         covered.extend(cands[i].1.iter().copied());
         Some(cands[i].1.clone())
