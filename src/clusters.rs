@@ -1,8 +1,9 @@
 //! Destination clusters: 1..3 geographically coherent cities of one region.
 //!
-//! `build` is deterministic: every destination is a single-city cluster, and multi-city
-//! clusters are chosen greedily from neighbours found with an R*-tree (same region, each leg
-//! within `max_leg_km`), preferring popular cities and new coverage, until `target` clusters.
+//! `build` is deterministic. Multi-city clusters are chosen greedily from neighbours found with
+//! an R*-tree (same region, each leg within `max_leg_km`), preferring new coverage, then popular
+//! cities and short legs; every tier-1/2 city, and every city no multi-city cluster covers, is
+//! also a single-city cluster; the table stops at `target` clusters.
 
 use crate::resources::{Cluster, CityId, InputError, Resources, table::read_csv};
 use rstar::{RTree, primitives::GeomWithData};
@@ -53,7 +54,6 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
         v.sort();
         v
     };
-    let mut singles: Vec<Cluster> = dests.iter().map(|&c| Cluster { id: String::new(), region: res.city(c).region.clone(), cities: vec![c] }).collect();
     // candidates: (score, cities in visit order)
     let mut pairs: Vec<(f64, Vec<CityId>)> = Vec::new();
     let mut triples: Vec<(f64, Vec<CityId>)> = Vec::new();
@@ -93,7 +93,10 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
     };
     dedupe(&mut pairs);
     dedupe(&mut triples);
-    let want = p.target.saturating_sub(singles.len());
+    // Single-city clusters: every tier-1/2 city, and every city no multi-city cluster covers.
+    // Multi-city clusters are added until singles + multi reach the target.
+    let popular = dests.iter().filter(|&&c| res.city(c).tier <= 2).count();
+    let singles_needed = |covered: &std::collections::HashSet<CityId>| popular + dests.iter().filter(|&&c| res.city(c).tier > 2 && !covered.contains(&c)).count();
     let mut covered = std::collections::HashSet::new();
     let mut chosen: Vec<Vec<CityId>> = Vec::new();
     let (mut pi, mut ti) = (vec![true; pairs.len()], vec![true; triples.len()]);
@@ -107,7 +110,7 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
         Some(cands[i].1.clone())
     };
     let mut turn = 0usize;
-    while chosen.len() < want {
+    while chosen.len() + singles_needed(&covered) < p.target {
         let from_triples = turn % 2 == 1;
         turn += 1;
         let got = if from_triples {
@@ -122,6 +125,11 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
         }
     }
     chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    let mut singles: Vec<Cluster> = dests
+        .iter()
+        .filter(|&&c| res.city(c).tier <= 2 || !covered.contains(&c))
+        .map(|&c| Cluster { id: String::new(), region: res.city(c).region.clone(), cities: vec![c] })
+        .collect();
     singles.extend(chosen.into_iter().map(|v| Cluster { id: String::new(), region: res.city(v[0]).region.clone(), cities: v }));
     for (i, c) in singles.iter_mut().enumerate() {
         c.id = format!("K{:03}", i + 1);
