@@ -265,11 +265,11 @@ fn build_split(
     // one batch of generation requests -> assembled tasks (errors stay per item)
     let generate = |items: &[(&Skeleton, u32, Option<String>)]| -> Result<Vec<Result<Task, String>>> {
         let reqs = items
-            .iter()
+            .par_iter()
             .map(|(sk, attempt, fb)| Ok(Request { ctx: TaskContext::new(sk, res, cfg.run.seed).map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?, attempt: *attempt, feedback: fb.clone() }))
             .collect::<Result<Vec<_>>>()?;
         let out = generator.generate_batch(&reqs);
-        Ok(reqs.iter().zip(out).map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string())).collect())
+        Ok(reqs.par_iter().zip(out.into_par_iter()).map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string())).collect())
     };
 
     // ---- generate: first attempts, streamed to the artifact ---------------------------------
@@ -279,12 +279,19 @@ fn build_split(
         write_lines_atomic(&tmp, |w| {
             for chunk in skeletons.chunks(CHUNK) {
                 let items: Vec<(&Skeleton, u32, Option<String>)> = chunk.iter().map(|s| (s, 0, None)).collect();
-                for (sk, t) in chunk.iter().zip(generate(&items)?) {
-                    // a failed first attempt is stored as null and retried by validate
-                    match t {
-                        Ok(t) => serde_json::to_writer(&mut *w, &t)?,
-                        Err(e) => serde_json::to_writer(&mut *w, &serde_json::json!({"failed": sk.task_id, "error": e}))?,
-                    }
+                let tasks = generate(&items)?;
+                // serialise in parallel, write in order; a failed first attempt is stored as
+                // a marker line and retried by validate
+                let lines: Vec<Vec<u8>> = chunk
+                    .par_iter()
+                    .zip(tasks.par_iter())
+                    .map(|(sk, t)| match t {
+                        Ok(t) => serde_json::to_vec(t),
+                        Err(e) => serde_json::to_vec(&serde_json::json!({"failed": sk.task_id, "error": e})),
+                    })
+                    .collect::<Result<_, _>>()?;
+                for l in lines {
+                    w.write_all(&l)?;
                     w.write_all(b"\n")?;
                 }
                 pb.inc(chunk.len() as u64);
@@ -312,16 +319,14 @@ fn build_split(
         let mut reader = std::io::BufReader::new(file).lines();
         for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
             let base = ci * CHUNK;
-            let mut tasks: Vec<Option<Task>> = Vec::with_capacity(chunk.len());
-            for sk in chunk {
-                let line = reader.next().context("generate artifact is shorter than the skeleton list")??;
-                tasks.push(serde_json::from_str::<Task>(&line).ok().filter(|t| t.task_id == sk.task_id));
-            }
+            let raw: Vec<String> = chunk.iter().map(|_| reader.next().context("generate artifact is shorter than the skeleton list")?.map_err(anyhow::Error::from)).collect::<Result<_>>()?;
+            let tasks: Vec<Option<Task>> = chunk.par_iter().zip(raw.par_iter()).map(|(sk, line)| serde_json::from_str::<Task>(line).ok().filter(|t| t.task_id == sk.task_id)).collect();
             let settled = settle_batch(chunk.iter().collect(), tasks, &validator, cfg.generate.max_tries, &generate)?;
-            for (k, (r, failures)) in settled.into_iter().enumerate() {
+            let lines: Vec<Option<String>> = settled.par_iter().map(|(r, _)| r.as_ref().ok().map(|(t, _)| crate::pyjson::to_string(t))).collect();
+            for (k, ((r, failures), line)) in settled.into_iter().zip(lines).enumerate() {
                 let slot = base + k;
                 match tally.record(slot, r, &failures) {
-                    Ok(t) => crate::pyjson::write_value(&mut part_w, &t)?,
+                    Ok(_) => part_w.write_all(line.expect("accepted tasks were serialised").as_bytes())?,
                     Err(o) => failed_slots.push((slot, o)),
                 }
                 part_w.write_all(b"\n")?;

@@ -133,6 +133,7 @@ pub struct Resources {
     pub hotels: Vec<Vec<HotelBand>>,
     transport: HashMap<(CityId, CityId), Vec<TransportOption>>,
     pub profiles: Vec<Profile>,
+    profile_index: HashMap<String, usize>,
     pub archetypes: Vec<Archetype>,
     pub clusters: Vec<Cluster>,
     /// file path (relative to the project when possible) -> blake3 of its bytes, sorted
@@ -149,6 +150,9 @@ impl Resources {
     /// Served modes from one city to another (empty when none).
     pub fn transport(&self, from: CityId, to: CityId) -> &[TransportOption] {
         self.transport.get(&(from, to)).map(Vec::as_slice).unwrap_or(&[])
+    }
+    pub fn profile(&self, id: &str) -> Option<&Profile> {
+        self.profile_index.get(id).map(|&i| &self.profiles[i])
     }
     pub fn hubs(&self) -> impl Iterator<Item = CityId> + '_ {
         self.cities.iter().enumerate().filter(|(_, c)| c.hub).map(|(i, _)| i as CityId)
@@ -339,7 +343,13 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let archetypes = archetypes::load(&paths.archetypes)?;
     files.push(paths.archetypes.clone());
 
-    let mut res = Resources { cities, city_index, attractions, food, hotels, transport, profiles, archetypes, clusters: Vec::new(), input_digests: Vec::new() };
+    let mut profile_index = HashMap::with_capacity(profiles.len());
+    for (i, p) in profiles.iter().enumerate() {
+        if profile_index.insert(p.id.clone(), i).is_some() {
+            return Err(InputError { file: paths.profiles.clone(), line: i as u64 + 2, field: "id".into(), message: format!("duplicate profile id {:?}", p.id) });
+        }
+    }
+    let mut res = Resources { cities, city_index, attractions, food, hotels, transport, profiles, profile_index, archetypes, clusters: Vec::new(), input_digests: Vec::new() };
     if paths.clusters.exists() {
         res.clusters = crate::clusters::load(&paths.clusters, &res)?;
         files.push(paths.clusters.clone());

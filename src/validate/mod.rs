@@ -148,7 +148,11 @@ impl<'a> Validator<'a> {
         for u in &users {
             for (city, cp) in &t.user_preferences[u].preference.city_specific_preferences {
                 let Some(cid) = res.city_id(city) else { continue };
-                let known = |v: &str| vocab::is_food_category(v) || res.food[cid as usize].iter().any(|f| f.name == v || names::normalize(&f.name) == names::normalize(v));
+                let foods = &res.food[cid as usize];
+                let known = |v: &str| vocab::is_food_category(v) || foods.iter().any(|f| f.name == v) || {
+                    let nv = names::normalize(v);
+                    foods.iter().any(|f| names::normalize(&f.name) == nv)
+                };
                 for (field, list) in [("food.must_eat", &cp.food.must_eat), ("food.prefer_eat", &cp.food.prefer_eat), ("food.avoid_eat", &cp.food.avoid_eat), ("food.reject_eat", &cp.food.reject_eat)] {
                     for item in list.iter().filter(|v| !known(v)) {
                         out.problems.push(finding("poi_names", t, u, city, field, item, format!("neither a food category nor a dish or restaurant of {city}")));
