@@ -179,6 +179,85 @@ impl Default for Validate {
     }
 }
 
+/// The LLM generator (`run.generator = "openai"`): any OpenAI-compatible
+/// `/v1/chat/completions` endpoint (OpenAI, DeepSeek, DashScope, vLLM, llama.cpp, Ollama).
+/// The API key is never part of the config: it is read from the environment variable named by
+/// `api_key_env` and is written to no file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Llm {
+    /// API base URL ending in `/v1`; "" = `$OPENAI_BASE_URL`, else `https://api.openai.com/v1`
+    pub base_url: String,
+    /// model name sent in every request; "" = `$OPENAI_MODEL` (required for the LLM generator)
+    pub model: String,
+    /// name of the environment variable holding the API key (none needed by local servers)
+    pub api_key_env: String,
+    pub temperature: f64,
+    /// completion budget per request (one request returns every table of a task)
+    pub max_tokens: u32,
+    /// `auto` (json_schema, falling back to json_object, then text), `json_schema`, `json_object` or `text`
+    pub response_format: String,
+    /// send a per-request `seed` derived from (run seed, task, attempt, turn)
+    pub send_seed: bool,
+    /// requests in flight at most (lowered adaptively on HTTP 429)
+    pub concurrency: usize,
+    /// requests per minute, 0 = unlimited
+    pub requests_per_minute: u32,
+    /// (estimated) tokens per minute, 0 = unlimited
+    pub tokens_per_minute: u32,
+    /// seconds before a request is abandoned and retried
+    pub timeout_secs: u64,
+    /// retries of one request on 429, 5xx, timeouts and connection errors
+    pub max_retries: u32,
+    /// first back-off after a 5xx or connection error, milliseconds (doubles, with jitter)
+    pub backoff_ms: u64,
+    /// correction turns per attempt when a reply does not parse or names unknown items
+    pub max_corrections: u32,
+    /// stop the run when this share of the recent requests failed for good
+    pub max_error_rate: f64,
+    /// attraction candidates offered per city (most popular first, open during the trip)
+    pub max_attractions: usize,
+    /// content-addressed response cache (shared by all runs; never holds the key)
+    pub cache_dir: PathBuf,
+    /// answer from the cache alone; a miss stops the run
+    pub offline_replay: bool,
+    /// write template opening lines when the model's still fail the checks after the corrections
+    pub message_fallback: bool,
+    /// prices per million prompt / completion tokens (for the cost in the manifest and report)
+    pub price_input_per_mtok: f64,
+    pub price_output_per_mtok: f64,
+    pub currency: String,
+}
+
+impl Default for Llm {
+    fn default() -> Self {
+        Llm {
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: "OPENAI_API_KEY".into(),
+            temperature: 0.7,
+            max_tokens: 8192,
+            response_format: "auto".into(),
+            send_seed: true,
+            concurrency: 16,
+            requests_per_minute: 0,
+            tokens_per_minute: 0,
+            timeout_secs: 180,
+            max_retries: 6,
+            backoff_ms: 1000,
+            max_corrections: 2,
+            max_error_rate: 0.5,
+            max_attractions: 40,
+            cache_dir: "llm_cache".into(),
+            offline_replay: false,
+            message_fallback: true,
+            price_input_per_mtok: 0.0,
+            price_output_per_mtok: 0.0,
+            currency: "USD".into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -187,6 +266,7 @@ pub struct Config {
     pub sample: Sample,
     pub generate: Generate,
     pub validate: Validate,
+    pub llm: Llm,
 }
 
 impl Config {

@@ -3,6 +3,7 @@
 //! The CLI (`cli`) is a thin layer over `ops`; every stage can run from tests without it.
 //! See docs/ARCHITECTURE.md for the map.
 
+pub mod audit;
 pub mod cli;
 pub mod clusters;
 pub mod config;

@@ -21,7 +21,9 @@ pub fn gini(values: &[u64]) -> Option<f64> {
 /// Shannon entropy of the frequencies divided by its maximum ln(k): 1 = uniform over the k
 /// observed categories. `None` for fewer than two categories.
 pub fn normalized_entropy(values: &[u64]) -> Option<f64> {
-    let nz: Vec<f64> = values.iter().filter(|&&x| x > 0).map(|&x| x as f64).collect();
+    // Sorted so that the float sum does not depend on the caller's (hash-map) order.
+    let mut nz: Vec<f64> = values.iter().filter(|&&x| x > 0).map(|&x| x as f64).collect();
+    nz.sort_by(f64::total_cmp);
     if nz.len() < 2 {
         return None;
     }

@@ -31,6 +31,74 @@ pub struct RunArgs {
     pub n: Option<usize>,
 }
 
+/// Settings of the LLM generator (`--llm openai`); each overrides the config's `[llm]`.
+#[derive(Args, Debug, Default, Clone)]
+pub struct LlmArgs {
+    /// Model name (default: llm.model, else $OPENAI_MODEL)
+    #[arg(long, help_heading = "LLM generator")]
+    pub model: Option<String>,
+    /// API base URL ending in /v1 (default: llm.base_url, else $OPENAI_BASE_URL, else OpenAI)
+    #[arg(long, help_heading = "LLM generator")]
+    pub base_url: Option<String>,
+    /// Environment variable that holds the API key (default OPENAI_API_KEY)
+    #[arg(long, value_name = "NAME", help_heading = "LLM generator")]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature
+    #[arg(long, help_heading = "LLM generator")]
+    pub temperature: Option<f64>,
+    /// Completion token budget per request
+    #[arg(long, help_heading = "LLM generator")]
+    pub max_tokens: Option<u32>,
+    /// auto | json_schema | json_object | text
+    #[arg(long, help_heading = "LLM generator")]
+    pub response_format: Option<String>,
+    /// Requests in flight at most (lowered adaptively on HTTP 429)
+    #[arg(long, help_heading = "LLM generator")]
+    pub concurrency: Option<usize>,
+    /// Requests per minute (0 = unlimited)
+    #[arg(long, help_heading = "LLM generator")]
+    pub rpm: Option<u32>,
+    /// Estimated tokens per minute (0 = unlimited)
+    #[arg(long, help_heading = "LLM generator")]
+    pub tpm: Option<u32>,
+    /// Seconds before a request is abandoned and retried
+    #[arg(long, value_name = "SECS", help_heading = "LLM generator")]
+    pub request_timeout: Option<u64>,
+    /// Response cache folder (default llm_cache)
+    #[arg(long, help_heading = "LLM generator")]
+    pub cache_dir: Option<PathBuf>,
+    /// Answer from the cache alone; a cache miss stops the run
+    #[arg(long, help_heading = "LLM generator")]
+    pub offline_replay: bool,
+    /// Price per million prompt tokens (for the cost in the manifest and report)
+    #[arg(long, help_heading = "LLM generator")]
+    pub price_in: Option<f64>,
+    /// Price per million completion tokens
+    #[arg(long, help_heading = "LLM generator")]
+    pub price_out: Option<f64>,
+}
+
+impl LlmArgs {
+    fn apply(self, l: &mut crate::config::Llm) {
+        let LlmArgs { model, base_url, api_key_env, temperature, max_tokens, response_format, concurrency, rpm, tpm, request_timeout, cache_dir, offline_replay, price_in, price_out } = self;
+        if let Some(v) = model { l.model = v; }
+        if let Some(v) = base_url { l.base_url = v; }
+        if let Some(v) = api_key_env { l.api_key_env = v; }
+        if let Some(v) = temperature { l.temperature = v; }
+        if let Some(v) = max_tokens { l.max_tokens = v; }
+        if let Some(v) = response_format { l.response_format = v; }
+        if let Some(v) = concurrency { l.concurrency = v; }
+        if let Some(v) = rpm { l.requests_per_minute = v; }
+        if let Some(v) = tpm { l.tokens_per_minute = v; }
+        if let Some(v) = request_timeout { l.timeout_secs = v; }
+        if let Some(v) = cache_dir { l.cache_dir = v; }
+        if offline_replay { l.offline_replay = true; }
+        if let Some(v) = price_in { l.price_input_per_mtok = v; }
+        if let Some(v) = price_out { l.price_output_per_mtok = v; }
+        crate::generate::llm::resolve(l);
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run the pipeline: prepare -> sample -> generate -> validate -> write
@@ -52,6 +120,8 @@ pub enum Command {
         /// Preference generator: offline (default) or openai
         #[arg(long)]
         llm: Option<String>,
+        #[command(flatten)]
+        llm_args: LlmArgs,
     },
     /// Sample task skeletons only
     Sample {
@@ -70,6 +140,24 @@ pub enum Command {
     /// Run every validator on a task file
     Validate {
         file: PathBuf,
+    },
+    /// Statistics of any GroupTravelBench-style task file (paper Tables 5, 8, 9, conflicts,
+    /// diversity), optionally side by side with another file or the paper's figures
+    Audit {
+        /// Task file (JSONL)
+        file: PathBuf,
+        /// Compare with another task file, or `paper` for the paper's published figures
+        #[arg(long, value_name = "REF")]
+        against: Option<String>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = crate::audit::Format::Md)]
+        format: crate::audit::Format,
+        /// Write audit.md / audit.json / audit.html into this folder
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Skip malformed lines (they are counted in the report) instead of failing
+        #[arg(long)]
+        skip_bad: bool,
     },
 }
 
@@ -115,7 +203,7 @@ fn run(cli: Cli) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(cfg.run.threads).build_global().ok();
     }
     match cli.command {
-        Command::Build { run, out, explain, splits, holdout_cities, llm } => {
+        Command::Build { run, out, explain, splits, holdout_cities, llm, llm_args } => {
             apply_run(&mut cfg, &run);
             if let Some(o) = out {
                 // a build elsewhere keeps all of its outputs together
@@ -126,8 +214,8 @@ fn run(cli: Cli) -> Result<()> {
             if let Some(g) = llm {
                 cfg.run.generator = g;
             }
-            if cfg.run.generator != "offline" {
-                bail!("generator {:?} is not available in this build; use the offline generator (the default)", cfg.run.generator);
+            if cfg.run.generator == "openai" {
+                llm_args.apply(&mut cfg.llm);
             }
             let splits = splits.as_deref().map(parse_splits).transpose()?.unwrap_or_default();
             let plan = ops::BuildPlan { cfg, explain, splits, verbose: true, holdout_cities };
@@ -146,6 +234,19 @@ fn run(cli: Cli) -> Result<()> {
         Command::Clusters { target } => {
             let (n, _) = ops::clusters(&cfg, crate::clusters::ClusterParams { target, ..Default::default() })?;
             println!("{n} clusters -> {}", cfg.paths.clusters.display());
+        }
+        Command::Audit { file, against, format, out, skip_bad } => {
+            let opts = ops::audit::AuditOptions { file, against: against.as_deref().map(crate::audit::Against::parse), format, out, skip_bad };
+            let o = ops::audit::audit(&opts)?;
+            match &o.written {
+                // Markdown is always shown; the other formats are shown only when not written
+                Some(p) if format != crate::audit::Format::Md => println!("audit -> {}", p.display()),
+                Some(p) => {
+                    print!("{}", o.text);
+                    eprintln!("audit -> {}", p.display());
+                }
+                None => print!("{}", o.text),
+            }
         }
         Command::Validate { file } => {
             let (n, findings) = ops::validate_file(&cfg, &file)?;

@@ -4,6 +4,7 @@
 //! per planned member and one opening message per member. `assemble` then builds the
 //! release-format task around them; both generators' output passes the same validators.
 
+pub mod llm;
 pub mod messages;
 pub mod offline;
 
@@ -33,7 +34,7 @@ impl<'a> TaskContext<'a> {
         let profiles = skeleton
             .members
             .iter()
-            .map(|m| res.profiles.iter().find(|p| p.id == m.profile).ok_or_else(|| format!("unknown profile {}", m.profile)))
+            .map(|m| res.profile(&m.profile).ok_or_else(|| format!("unknown profile {}", m.profile)))
             .collect::<Result<Vec<_>, _>>()?;
         use chrono::Datelike;
         let start = chrono::NaiveDate::parse_from_str(&skeleton.date, "%Y-%m-%d").map_err(|e| format!("date {:?}: {e}", skeleton.date))?;
@@ -81,6 +82,12 @@ pub trait PreferenceGenerator: Sync {
     /// Generate attempt `attempt` (0-based) of a task. `feedback` carries the validator's
     /// complaints about the previous attempt.
     fn generate(&self, ctx: &TaskContext, attempt: u32, feedback: Option<&str>) -> Result<Generated, GenError>;
+
+    /// Why the whole run must stop (authentication, quota, too many failures ...), checked
+    /// after every batch; `None` while generation may go on.
+    fn stopped(&self) -> Option<String> {
+        None
+    }
 
     /// Many requests at once, answers in request order. Generators that wait on I/O override
     /// this to overlap requests; the default spreads them over the rayon pool.

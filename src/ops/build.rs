@@ -85,8 +85,28 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
     let cfg = &plan.cfg;
     cfg.validate()?;
     let res = super::load_resources(cfg)?;
-    let generator = OfflineGenerator { conflicts: cfg.generate.conflicts.clone() };
-    build_with(plan, &res, &generator)
+    if cfg.run.generator != "openai" {
+        let generator = OfflineGenerator { conflicts: cfg.generate.conflicts.clone() };
+        return build_with(plan, &res, &generator);
+    }
+    // a run the generator stops fails at the batch in progress: that stage is not committed,
+    // answers received so far stay in the cache
+    let generator = crate::generate::llm::LlmGenerator::new(cfg)?;
+    let result = build_with(plan, &res, &generator);
+    // token usage and cost go into the manifests written by this run and <reports>/llm_report.json
+    let manifests: Vec<PathBuf> = match &result {
+        Ok(s) if !plan.explain => s
+            .splits
+            .iter()
+            .filter(|sp| s.stages.iter().any(|(st, d)| *st == format!("{}/write", sp.name) && matches!(d, Decision::Rerun(_))))
+            .filter_map(|sp| sp.path.parent().map(|d| d.join("manifest.json")))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !plan.explain {
+        generator.finish(&manifests)?;
+    }
+    result
 }
 
 /// Run the plan with a given generator (tests and the LLM path plug theirs in here).
@@ -189,7 +209,7 @@ fn build_split(
         ("sample", work.decide("sample", &fp_sample, &[])),
         ("generate", work.decide("generate", &fp_generate, &[])),
         ("validate", work.decide("validate", &fp_validate, &[&paths.reports.join("report.json"), &work.root.join("validate.summary.json")])),
-        ("write", work.decide("write", &fp_write, &[&paths.tasks, &paths.manifest])),
+        ("write", work.decide("write", &fp_write, &[&paths.tasks, &paths.manifest, &paths.reports.join("audit.html"), &paths.reports.join("audit.json"), &paths.reports.join("audit.md")])),
     ];
     // a stage whose upstream reruns reruns as well
     let mut decisions: Vec<(String, Decision)> = Vec::new();
@@ -269,6 +289,10 @@ fn build_split(
             .map(|(sk, attempt, fb)| Ok(Request { ctx: TaskContext::new(sk, res, cfg.run.seed).map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?, attempt: *attempt, feedback: fb.clone() }))
             .collect::<Result<Vec<_>>>()?;
         let out = generator.generate_batch(&reqs);
+        // a run-level stop (auth, quota, error rate, replay miss): nothing of this batch counts
+        if let Some(why) = generator.stopped() {
+            anyhow::bail!("LLM generation stopped: {why}");
+        }
         Ok(reqs.par_iter().zip(out.into_par_iter()).map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string())).collect())
     };
 
@@ -435,6 +459,9 @@ fn build_split(
         };
         let m = manifest(cfg, res, generator, &sha, spans.len(), &vsummary, &decisions, &[&fp_prepare, &fp_sample, &fp_generate, &fp_validate]);
         digest::write_atomic(&paths.manifest, crate::pyjson::to_string(&m).as_bytes())?;
+        // the split's audit against the paper's figures, next to its validation report
+        let audit = crate::audit::Audit::run(&paths.tasks, Some(&crate::audit::Against::Paper), false)?;
+        ReportDir(paths.reports.clone()).write_audit(&audit)?;
         work.commit("write", &fp_write, b"")?;
         sha
     } else {

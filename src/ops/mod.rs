@@ -1,6 +1,7 @@
 //! The operations behind every command. The CLI only parses arguments into a `BuildPlan`
 //! (or the options of the smaller commands) and calls these; tests call them directly.
 
+pub mod audit;
 pub mod build;
 pub mod sinks;
 

@@ -53,4 +53,12 @@ impl ReportDir {
     pub fn path(&self) -> &Path {
         &self.0
     }
+    /// `audit.md`, `audit.json` and `audit.html` of a split.
+    pub fn write_audit(&self, audit: &crate::audit::Audit) -> Result<()> {
+        use crate::audit::Format;
+        for f in [Format::Md, Format::Json, Format::Html] {
+            write_atomic(&self.0.join(f.file_name()), f.render(audit).as_bytes())?;
+        }
+        Ok(())
+    }
 }

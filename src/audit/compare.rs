@@ -1,0 +1,218 @@
+//! Side-by-side comparison of two audits. Both sides are reduced to a [`Profile`]: named
+//! categorical distributions (counts) and named scalars. A task file gives one through
+//! [`Report::profile`], the paper's published figures through [`super::paper::profile`].
+
+use super::report::{CONFLICT_KINDS, Report};
+use super::stats::{self, ChiSquare};
+use serde::Serialize;
+
+/// How a scalar is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// an integer count
+    Count,
+    /// a fraction in 0..1, shown as a percentage
+    Share,
+    /// a plain number, two decimals
+    Number,
+    /// CNY
+    Yuan,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scalar {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub unit: Unit,
+    pub value: f64,
+}
+
+/// A categorical distribution as counts; categories keep their display order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dist {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub cats: Vec<(String, u64)>,
+}
+
+/// What can be compared: every distribution and scalar a source provides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Profile {
+    pub label: String,
+    pub dists: Vec<Dist>,
+    pub scalars: Vec<Scalar>,
+}
+
+impl Profile {
+    pub fn scalar(&self, key: &str) -> Option<f64> {
+        self.scalars.iter().find(|s| s.key == key).map(|s| s.value)
+    }
+    pub fn dist(&self, key: &str) -> Option<&Dist> {
+        self.dists.iter().find(|d| d.key == key)
+    }
+}
+
+/// Builds a list of scalars, skipping undefined values.
+#[derive(Default)]
+pub(crate) struct Scalars(pub Vec<Scalar>);
+
+impl Scalars {
+    pub fn push(&mut self, key: &'static str, title: &'static str, unit: Unit, value: Option<f64>) {
+        if let Some(value) = value.filter(|v| v.is_finite()) {
+            self.0.push(Scalar { key, title, unit, value });
+        }
+    }
+}
+
+pub const CONFLICT_DISTS: [(&str, &str); 3] = [
+    ("conflicts_attractions", "tasks with an attraction must/reject clash"),
+    ("conflicts_food", "tasks with a food must/reject clash"),
+    ("conflicts_transport", "tasks with a transport must/reject clash"),
+];
+pub const CONFLICT_SHARES: [(&str, &str); 3] = [
+    ("conflict_share_attractions", "conflict share, attractions"),
+    ("conflict_share_food", "conflict share, food"),
+    ("conflict_share_transport", "conflict share, transport"),
+];
+pub const WITH_CONFLICT: &str = "with a clash";
+pub const WITHOUT_CONFLICT: &str = "without";
+
+impl Report {
+    /// The comparable view of this report.
+    pub fn profile(&self) -> Profile {
+        let mut dists = vec![Dist { key: "difficulty", title: "difficulty class", cats: self.difficulty.iter().map(|c| (c.item.clone(), c.count)).collect() }];
+        let titles = ["Table 8: group size × class", "Table 8: cities × class", "Table 8: days × class"];
+        for ((key, tab), title) in self.table8.tabs().into_iter().zip(titles) {
+            dists.push(Dist { key, title, cats: tab.cells() });
+        }
+        dists.push(Dist { key: "archetypes", title: "Table 5: tasks per archetype", cats: self.archetypes.iter().map(|a| (a.group_id.clone(), a.tasks)).collect() });
+        dists.push(Dist { key: "fields", title: "Table 9: preference items per field", cats: self.fields.iter().map(|f| (f.field.clone(), f.count)).collect() });
+        for (c, (key, title)) in self.conflicts.iter().zip(CONFLICT_DISTS) {
+            dists.push(Dist { key, title, cats: vec![(WITH_CONFLICT.to_string(), c.tasks), (WITHOUT_CONFLICT.to_string(), self.tasks - c.tasks)] });
+        }
+        let d = &self.diversity;
+        dists.push(Dist { key: "destinations", title: "tasks per destination city", cats: d.destinations.iter().map(|c| (c.item.clone(), c.count)).collect() });
+        dists.push(Dist { key: "departures", title: "tasks per departure city", cats: d.departures.iter().map(|c| (c.item.clone(), c.count)).collect() });
+
+        let mut s = Scalars::default();
+        let u = &self.users;
+        s.push("tasks", "tasks", Unit::Count, Some(self.tasks as f64));
+        s.push("users", "users with preferences", Unit::Count, Some(u.users as f64));
+        s.push("users_per_task", "users per task", Unit::Number, u.users_per_task);
+        s.push("atomic_points", "atomic preference points", Unit::Count, Some(u.atomic_points as f64));
+        s.push("points_per_user", "atomic points per user", Unit::Number, u.points_per_user);
+        s.push("compromisable_share", "compromisable users", Unit::Share, u.compromisable_share);
+        if let Some(b) = &self.budget {
+            s.push("budget_min", "budget min", Unit::Yuan, Some(b.min as f64));
+            s.push("budget_max", "budget max", Unit::Yuan, Some(b.max as f64));
+            s.push("budget_mean", "budget mean", Unit::Yuan, Some(b.mean));
+            s.push("budget_median", "budget median", Unit::Yuan, Some(b.median));
+        }
+        for kind in CONFLICT_KINDS {
+            let (key, title) = CONFLICT_SHARES[CONFLICT_KINDS.iter().position(|k| *k == kind).unwrap()];
+            s.push(key, title, Unit::Share, self.conflict(kind).and_then(|c| c.share));
+        }
+        s.push("destination_cities", "distinct destination cities", Unit::Count, Some(d.destination_cities as f64));
+        s.push("departure_cities", "distinct departure cities", Unit::Count, Some(d.departure_cities as f64));
+        s.push("destination_gini", "Gini of destination frequency", Unit::Number, d.destination_gini);
+        s.push("destination_entropy", "normalised entropy of destinations", Unit::Number, d.destination_entropy);
+        s.push("top10_must_visit_share", "share of must_visit held by top-10 POIs", Unit::Share, d.top10_must_visit_share);
+        Profile { label: self.source.clone(), dists, scalars: s.0 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DistRow {
+    pub label: String,
+    pub ours: u64,
+    pub reference: u64,
+    pub ours_share: Option<f64>,
+    pub reference_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DistComparison {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub rows: Vec<DistRow>,
+    pub ours_total: u64,
+    pub reference_total: u64,
+    /// total variation distance between the two share vectors (0 = identical, 1 = disjoint)
+    pub tvd: Option<f64>,
+    /// chi-square test of homogeneity, when every expected count is at least 5
+    pub chi_square: Option<ChiSquare>,
+    /// why `chi_square` is absent
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chi_square_note: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalarComparison {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub unit: Unit,
+    pub ours: Option<f64>,
+    pub reference: Option<f64>,
+    /// ours − reference
+    pub diff: Option<f64>,
+}
+
+/// Two profiles side by side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub ours: String,
+    pub reference: String,
+    pub scalars: Vec<ScalarComparison>,
+    pub dists: Vec<DistComparison>,
+}
+
+fn compare_dist(a: &Dist, b: &Dist) -> DistComparison {
+    let mut labels: Vec<&str> = a.cats.iter().map(|(l, _)| l.as_str()).collect();
+    for (l, _) in &b.cats {
+        if !labels.contains(&l.as_str()) {
+            labels.push(l);
+        }
+    }
+    let get = |d: &Dist, l: &str| d.cats.iter().find(|(x, _)| x == l).map_or(0, |(_, n)| *n);
+    let ours: Vec<u64> = labels.iter().map(|l| get(a, l)).collect();
+    let reference: Vec<u64> = labels.iter().map(|l| get(b, l)).collect();
+    let (ta, tb): (u64, u64) = (ours.iter().sum(), reference.iter().sum());
+    let share = |x: u64, t: u64| (t > 0).then(|| x as f64 / t as f64);
+    let rows = labels
+        .iter()
+        .zip(ours.iter().zip(&reference))
+        .map(|(l, (&o, &r))| DistRow { label: l.to_string(), ours: o, reference: r, ours_share: share(o, ta), reference_share: share(r, tb) })
+        .collect();
+    let chi = stats::chi_square(&ours, &reference);
+    DistComparison {
+        key: a.key,
+        title: a.title,
+        rows,
+        ours_total: ta,
+        reference_total: tb,
+        tvd: stats::total_variation(&ours, &reference),
+        chi_square_note: chi.as_ref().err().copied(),
+        chi_square: chi.ok(),
+    }
+}
+
+/// Compare every distribution and scalar present on both sides (scalars present on only one
+/// side are listed with the other side empty).
+pub fn compare(ours: &Profile, reference: &Profile) -> Comparison {
+    let dists = ours.dists.iter().filter_map(|d| reference.dist(d.key).map(|r| compare_dist(d, r))).collect();
+    let mut scalars: Vec<ScalarComparison> = ours
+        .scalars
+        .iter()
+        .map(|s| {
+            let r = reference.scalar(s.key);
+            ScalarComparison { key: s.key, title: s.title, unit: s.unit, ours: Some(s.value), reference: r, diff: r.map(|r| s.value - r) }
+        })
+        .collect();
+    for s in &reference.scalars {
+        if ours.scalar(s.key).is_none() {
+            scalars.push(ScalarComparison { key: s.key, title: s.title, unit: s.unit, ours: None, reference: Some(s.value), diff: None });
+        }
+    }
+    Comparison { ours: ours.label.clone(), reference: reference.label.clone(), scalars, dists }
+}

@@ -1,0 +1,118 @@
+//! Reading a task file: every non-blank line is parsed as a [`Task`] (in parallel) and counted
+//! into a [`Tally`]; a line that is not a task becomes a [`BadLine`] with its 1-based number.
+
+use super::report::{BAD_LINES_LISTED, BadLine, Report, Tally};
+use crate::task::Task;
+use anyhow::{Result, bail};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Why one line is not a task. serde's "at line 1 column N" becomes "(column N)": the line
+/// number is the file's, given by the caller.
+fn describe(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let msg = match text.rfind(" at line ") {
+        Some(i) => &text[..i],
+        None => &text,
+    };
+    let what = match e.classify() {
+        serde_json::error::Category::Data => "not a task",
+        _ => "invalid JSON",
+    };
+    format!("{what}: {msg} (column {})", e.column())
+}
+
+fn parse_line(raw: &[u8]) -> Option<std::result::Result<Task, String>> {
+    let text = raw.trim_ascii();
+    if text.is_empty() {
+        return None; // the release loader skips blank lines
+    }
+    // from_slice checks UTF-8 inside strings; anything else non-ASCII is a syntax error anyway
+    Some(serde_json::from_slice::<Task>(text).map_err(|e| describe(&e)))
+}
+
+/// Pieces of about `target` bytes that end just after a newline (or at the end).
+fn chunks(bytes: &[u8], target: usize) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(bytes.len() / target + 1);
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = (start + target).min(bytes.len());
+        let end = match bytes[end..].iter().position(|&b| b == b'\n') {
+            Some(p) => end + p + 1,
+            None => bytes.len(),
+        };
+        out.push(&bytes[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// One worker's share: its tally, plus what is needed to number its bad lines globally.
+#[derive(Default)]
+struct Part {
+    tally: Tally,
+    /// (chunk, line within the chunk from 0, message)
+    bad: Vec<(usize, usize, String)>,
+    /// (chunk, newlines in it)
+    newlines: Vec<(usize, usize)>,
+}
+
+/// Count every task of `bytes`. Lines are parsed in parallel, in chunks of about 1 MB;
+/// malformed lines are kept in the tally with their 1-based line numbers.
+pub fn tally_bytes(bytes: &[u8]) -> Tally {
+    let pieces = chunks(bytes, 1 << 20);
+    let part = pieces
+        .par_iter()
+        .enumerate()
+        .fold(Part::default, |mut acc, (k, chunk)| {
+            let mut lines = 0;
+            for (i, raw) in chunk.split(|&b| b == b'\n').enumerate() {
+                lines = i;
+                match parse_line(raw) {
+                    None => {}
+                    Some(Ok(t)) => acc.tally.add(&t),
+                    Some(Err(message)) => acc.bad.push((k, i, message)),
+                }
+            }
+            acc.newlines.push((k, lines));
+            acc
+        })
+        .reduce(Part::default, |mut a, b| {
+            a.tally = a.tally.merge(b.tally);
+            a.bad.extend(b.bad);
+            a.newlines.extend(b.newlines);
+            a
+        });
+    // first line number of each chunk
+    let mut first = vec![0; pieces.len()];
+    let mut newlines = part.newlines;
+    newlines.sort_unstable();
+    let mut line = 1;
+    for (k, n) in newlines {
+        first[k] = line;
+        line += n;
+    }
+    let mut tally = part.tally;
+    for (k, i, message) in part.bad {
+        tally.add_bad(BadLine { line: first[k] + i, message });
+    }
+    tally
+}
+
+/// Audit one file. Malformed lines are an error (listing `FILE:LINE: message` for each, up to
+/// a limit) unless `skip_bad`, in which case they are skipped and counted in the report.
+pub fn audit_file(path: &Path, skip_bad: bool) -> Result<Report> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+    let mut tally = tally_bytes(&bytes);
+    let bad = tally.bad_lines();
+    if !bad.is_empty() && !skip_bad {
+        let mut msg: Vec<String> = bad.iter().take(BAD_LINES_LISTED).map(|b| format!("{name}:{}: {}", b.line, b.message)).collect();
+        if bad.len() > BAD_LINES_LISTED {
+            msg.push(format!("… and {} more", bad.len() - BAD_LINES_LISTED));
+        }
+        msg.push(format!("{name}: {} malformed line(s); pass --skip-bad to skip them", bad.len()));
+        bail!("{}", msg.join("\n"));
+    }
+    Ok(tally.report(&name))
+}

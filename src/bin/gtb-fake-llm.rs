@@ -1,0 +1,84 @@
+//! A fake OpenAI-compatible server on loopback, for trying `gtb build --llm openai` without a
+//! model and for the generate-stage benchmark (fixed latency, optional injected faults).
+//!
+//!     cargo run --release --bin gtb-fake-llm -- --port 8089 --latency-ms 200
+//!     OPENAI_BASE_URL=http://127.0.0.1:8089/v1 gtb build --llm openai --model fake --concurrency 64
+//!
+//! Faults: `--fault 429=0.1 --fault 500=0.1 --fault timeout=0.05 --fault truncated=0.05
+//! --fault malformed_body=0.05 --fault malformed_json=0.1 --fault hallucinated=0.1
+//! --fault bad_mode=0.05 --fault injection=0.1 --fault fenced=0.2` (shares of requests).
+
+use clap::Parser;
+use gtb::generate::llm::fake::{FakeConfig, FakeServer, Faults};
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "gtb-fake-llm", about = "Fake OpenAI-compatible chat-completions server on 127.0.0.1")]
+struct Args {
+    /// Port on 127.0.0.1 (0 = any free port)
+    #[arg(long, default_value_t = 8089)]
+    port: u16,
+    /// Fixed latency of every answer
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Injected fault as KIND=SHARE (repeatable)
+    #[arg(long = "fault", value_name = "KIND=SHARE")]
+    faults: Vec<String>,
+    /// Retry-After seconds sent with injected 429s
+    #[arg(long, default_value_t = 1)]
+    retry_after: u64,
+    /// How long an injected timeout hangs, ms
+    #[arg(long, default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// Answer 400 to response_format json_schema (servers without structured outputs)
+    #[arg(long)]
+    reject_json_schema: bool,
+    /// Answer 401 unless this bearer token is sent
+    #[arg(long)]
+    require_key: Option<String>,
+    /// Stop after this many seconds (0 = run until killed)
+    #[arg(long, default_value_t = 0)]
+    exit_after: u64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = Args::parse();
+    let mut f = Faults { retry_after_secs: a.retry_after, timeout_ms: a.timeout_ms, reject_json_schema: a.reject_json_schema, require_key: a.require_key, ..Default::default() };
+    for spec in &a.faults {
+        let (k, v) = spec.split_once('=').ok_or_else(|| anyhow::anyhow!("--fault {spec:?} is not KIND=SHARE"))?;
+        let v: f64 = v.parse()?;
+        match k {
+            "429" => f.rate_429 = v,
+            "500" => f.rate_500 = v,
+            "timeout" => f.rate_timeout = v,
+            "truncated" => f.rate_truncated_body = v,
+            "malformed_body" => f.rate_malformed_body = v,
+            "malformed_json" => f.rate_malformed_json = v,
+            "hallucinated" => f.rate_hallucinated = v,
+            "bad_mode" => f.rate_bad_mode = v,
+            "injection" => f.rate_injection = v,
+            "fenced" => f.rate_fenced = v,
+            other => anyhow::bail!("unknown fault kind {other:?}"),
+        }
+    }
+    let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(a.latency_ms), faults: f }, a.port)?;
+    println!("{}", server.base_url());
+    let t0 = std::time::Instant::now();
+    let mut last = u64::MAX;
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let n = server.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+        if n != last {
+            let faults = server.stats.faults.lock().unwrap().clone();
+            eprintln!(
+                "gtb-fake-llm: {n} requests, {} completions, max in flight {}, faults {faults:?}",
+                server.stats.completions.load(std::sync::atomic::Ordering::Relaxed),
+                server.stats.max_in_flight.load(std::sync::atomic::Ordering::Relaxed)
+            );
+            last = n;
+        }
+        if a.exit_after > 0 && t0.elapsed() >= Duration::from_secs(a.exit_after) {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! The LLM generator: preference tables and opening lines from any OpenAI-compatible
+//! `/v1/chat/completions` endpoint, grounded in the task's real inventory, cached on disk,
+//! resumable and rate-limited.
+//!
+//! **One request per task attempt.** The reply holds every member's table (in generation
+//! order) and every opening line. Against one request per member plus one for the lines, this
+//! sends the grounding context (the bulk of the prompt) once instead of N+1 times, has no chain
+//! of dependent round trips (a 6-member task is one round trip, not up to 7), lets the model see
+//! the whole group so the archetype's clashes are deliberate, and makes a task attempt one cache
+//! entry, so a rerun resumes task by task. Copy strategies stay exact: the schema asks a copying
+//! member only for the fields it owns, and the parser copies the inherited ones from its
+//! reference member, so they can never drift.
+//!
+//! Flow of an attempt: `prompt::build` (system from `prompts/`, user = one JSON object of
+//! grounding, schema with the candidates as enums) -> `client::Transport::chat` (cache, then
+//! the server) -> `parse::parse` (typed tables, every name checked against the candidates) ->
+//! on problems a correction turn with the list of problems, at most `max_corrections` times ->
+//! `Err(GenError)` so the build regenerates (with the validator's feedback) or drops and
+//! replaces the task. Conditions retrying cannot cure make the transport fatal; `stopped` reports it and the
+//! build stops after the batch without committing it.
+
+pub mod cache;
+pub mod client;
+pub mod fake;
+pub mod parse;
+pub mod prompt;
+
+use super::{GenError, Generated, PreferenceGenerator, Request, TaskContext, messages};
+use crate::config::Config;
+use anyhow::{Result, bail};
+use client::{CallError, Format, Stats, Transport};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Rejected replies kept in the run report (the raw replies are in the cache).
+const MAX_REJECTIONS_LISTED: usize = 500;
+
+pub struct LlmGenerator {
+    inner: Arc<Inner>,
+    rt: tokio::runtime::Runtime,
+    version: String,
+    max_attractions: usize,
+    min_meal_cost: u32,
+    conflicts: crate::config::Conflicts,
+    busy: Mutex<Duration>,
+    memo: prompt::Memo,
+    cfg: crate::config::Llm,
+    reports: PathBuf,
+}
+
+/// What the spawned jobs share.
+struct Inner {
+    transport: Transport,
+    stats: Arc<Stats>,
+    max_corrections: u32,
+    message_fallback: bool,
+    rejections: Mutex<Vec<Value>>,
+    rejections_total: std::sync::atomic::AtomicU64,
+}
+
+/// How an attempt ended.
+enum JobOut {
+    Done(Generated),
+    /// sound tables, opening lines still bad after the corrections: template lines stand in
+    TemplateLines(Vec<(String, crate::task::Preference)>),
+    Failed(GenError),
+}
+
+/// The base URL without credentials (for records).
+pub fn public_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((_, host)) if !host.contains('/') || rest.find('@') < rest.find('/') => format!("{scheme}://{host}"),
+            _ => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// Fill the empty LLM settings from the environment (`OPENAI_BASE_URL`, `OPENAI_MODEL`), so
+/// the manifest records what was used.
+pub fn resolve(cfg: &mut crate::config::Llm) {
+    if cfg.base_url.is_empty() {
+        cfg.base_url = std::env::var("OPENAI_BASE_URL").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "https://api.openai.com/v1".into());
+    }
+    if cfg.model.is_empty() {
+        cfg.model = std::env::var("OPENAI_MODEL").unwrap_or_default();
+    }
+}
+
+impl LlmGenerator {
+    /// Check the settings and set up the client (no request is sent).
+    pub fn new(cfg: &Config) -> Result<LlmGenerator> {
+        let mut l = cfg.llm.clone();
+        resolve(&mut l);
+        if l.model.trim().is_empty() {
+            bail!("the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL");
+        }
+        let format = match l.response_format.as_str() {
+            "auto" | "json_schema" => Format::JsonSchema,
+            "json_object" => Format::JsonObject,
+            "text" => Format::Text,
+            other => bail!("llm.response_format must be auto, json_schema, json_object or text, got {other:?}"),
+        };
+        if !(0.0..=2.0).contains(&l.temperature) {
+            bail!("llm.temperature must be in 0..2, got {}", l.temperature);
+        }
+        if l.concurrency == 0 || l.max_tokens == 0 || l.timeout_secs == 0 {
+            bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
+        }
+        if !(0.0..=1.0).contains(&l.max_error_rate) {
+            bail!("llm.max_error_rate must be a share in 0..1, got {}", l.max_error_rate);
+        }
+        if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
+            bail!("llm prices must not be negative");
+        }
+        let base = l.base_url.trim().trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            bail!("llm.base_url must start with http:// or https://, got {:?}", public_url(&base));
+        }
+        let endpoint = if base.ends_with("/chat/completions") { base.clone() } else { format!("{base}/chat/completions") };
+        let key = std::env::var(&l.api_key_env).ok().filter(|k| !k.trim().is_empty()).map(|k| k.trim().to_string());
+        if key.is_none() && !l.offline_replay {
+            eprintln!("llm: ${} is not set; sending requests without an API key (fine for local servers)", l.api_key_env);
+        }
+        let prompt_version = prompt::prompts_version();
+        // what shapes the output: part of the generate stage's fingerprint
+        let params = json!({
+            "endpoint": public_url(&endpoint), "model": l.model, "temperature": l.temperature, "max_tokens": l.max_tokens,
+            "response_format": l.response_format, "send_seed": l.send_seed, "max_attractions": l.max_attractions,
+            "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
+        });
+        let version = format!("{prompt_version} model={} params={}", l.model, &blake3::hash(params.to_string().as_bytes()).to_hex()[..12]);
+        let stats = Arc::new(Stats::default());
+        let settings = client::Settings {
+            endpoint,
+            model: l.model.clone(),
+            key,
+            key_env: l.api_key_env.clone(),
+            prompt_version,
+            temperature: l.temperature,
+            max_tokens: l.max_tokens,
+            send_seed: l.send_seed,
+            format,
+            negotiate: l.response_format == "auto",
+            concurrency: l.concurrency,
+            rpm: l.requests_per_minute,
+            tpm: l.tokens_per_minute,
+            timeout: Duration::from_secs(l.timeout_secs),
+            max_retries: l.max_retries,
+            backoff: Duration::from_millis(l.backoff_ms),
+            max_error_rate: l.max_error_rate,
+            offline_replay: l.offline_replay,
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().thread_name("gtb-llm").build()?;
+        let transport = {
+            let _g = rt.enter();
+            Transport::new(settings, &l.cache_dir, stats.clone())?
+        };
+        let inner = Arc::new(Inner {
+            transport,
+            stats,
+            max_corrections: l.max_corrections,
+            message_fallback: l.message_fallback,
+            rejections: Mutex::new(Vec::new()),
+            rejections_total: Default::default(),
+        });
+        Ok(LlmGenerator {
+            inner,
+            rt,
+            version,
+            max_attractions: l.max_attractions,
+            min_meal_cost: cfg.validate.min_meal_cost,
+            conflicts: cfg.generate.conflicts.clone(),
+            busy: Mutex::new(Duration::ZERO),
+            memo: Default::default(),
+            cfg: l,
+            reports: cfg.run.reports.clone(),
+        })
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.inner.stats
+    }
+
+    /// Wall time spent inside `generate_batch` so far.
+    pub fn busy(&self) -> Duration {
+        *self.busy.lock().expect("busy")
+    }
+
+    /// Drive a batch of attempts: prompts are built in parallel (rayon), then every attempt runs
+    /// as a task of the generator's runtime; the transport bounds what is in flight. When the
+    /// transport went fatal the answers are failures and `stopped` tells the build to stop.
+    fn run_batch(&self, items: &[(&TaskContext, u32, Option<&str>)]) -> Vec<Result<Generated, GenError>> {
+        use rayon::prelude::*;
+        let t0 = Instant::now();
+        let stats = &self.inner.stats;
+        stats.batch_done.store(0, Ordering::Relaxed);
+        let progress = Progress::start(&self.rt, stats.clone(), items.len(), &self.inner.transport);
+        // Prompts are built (in parallel, by rayon) just ahead of what is in flight: the first
+        // requests leave at once, the rest of the CPU work overlaps the network waits, and at
+        // most `window` prompts are held in memory however large the batch.
+        let window = (self.inner.transport.s.concurrency * 2).max(64);
+        let slots = Arc::new(tokio::sync::Semaphore::new(window));
+        let chunk = (window / 4).clamp(8, 32);
+        let mut handles: Vec<tokio::task::JoinHandle<JobOut>> = Vec::with_capacity(items.len());
+        for part in items.chunks(chunk) {
+            let permits = self.rt.block_on(slots.clone().acquire_many_owned(part.len() as u32)).expect("window open");
+            let prompts: Vec<prompt::TaskPrompt> = part.par_iter().map(|(ctx, _, fb)| prompt::build(ctx, &self.memo, self.max_attractions, &self.conflicts, self.min_meal_cost, *fb)).collect();
+            let mut permits = Some(permits);
+            for (p, (ctx, attempt, _)) in prompts.into_iter().zip(part) {
+                let inner = self.inner.clone();
+                let (task, seed, attempt) = (ctx.skeleton.task_id.clone(), ctx.seed, *attempt);
+                let permit = permits.as_mut().and_then(|ps| ps.split(1));
+                handles.push(self.rt.spawn(async move {
+                    let out = inner.attempt(p, task, seed, attempt).await;
+                    drop(permit);
+                    out
+                }));
+            }
+        }
+        if std::env::var_os("GTB_LLM_TRACE").is_some() {
+            eprintln!("llm trace: {} prompts built and spawned after {:.3} s", items.len(), t0.elapsed().as_secs_f64());
+        }
+        let outs = self.rt.block_on(futures_util::future::join_all(handles));
+        progress.stop();
+        *self.busy.lock().expect("busy") += t0.elapsed();
+        outs.into_iter()
+            .zip(items)
+            .map(|(o, (ctx, attempt, _))| match o {
+                Ok(JobOut::Done(g)) => Ok(g),
+                Ok(JobOut::Failed(e)) => Err(e),
+                Ok(JobOut::TemplateLines(tables)) => {
+                    let mut rng = crate::rng::item_rng(ctx.seed, "llm-messages", &format!("{}#{attempt}", ctx.skeleton.task_id));
+                    let messages = tables.iter().map(|(u, t)| messages::opening_message(ctx, u, t, &mut rng)).collect();
+                    Ok(Generated { tables, messages })
+                }
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => Err(GenError(format!("LLM task cancelled: {e}"))),
+            })
+            .collect()
+    }
+
+    /// The run's accounting as JSON (no secret: URL without credentials, no headers).
+    pub fn report(&self) -> Value {
+        let s = &self.inner.stats;
+        let g = |a: &std::sync::atomic::AtomicU64| Stats::get(a);
+        let cost = |p: u64, c: u64| p as f64 / 1e6 * self.cfg.price_input_per_mtok + c as f64 / 1e6 * self.cfg.price_output_per_mtok;
+        let round = |x: f64| (x * 1e6).round() / 1e6;
+        json!({
+            "generator": format!("openai {}", self.version),
+            "endpoint": public_url(&self.inner.transport.s.endpoint),
+            "model": self.inner.transport.s.model,
+            "response_format": self.inner.transport.format().name(),
+            "cache_dir": self.cfg.cache_dir.join(cache::BUCKET),
+            "offline_replay": self.cfg.offline_replay,
+            "requests": {
+                "sent": g(&s.sent), "received": g(&s.received), "cached": g(&s.cached), "retries": g(&s.retries),
+                "failed": g(&s.failed), "http_429": g(&s.http_429), "http_5xx": g(&s.http_5xx), "http_other": g(&s.http_other),
+                "timeouts": g(&s.timeouts), "connection_errors": g(&s.connection_errors), "malformed_bodies": g(&s.malformed_bodies),
+                "format_downgrades": g(&s.format_downgrades), "final_concurrency": self.inner.transport.concurrency(),
+            },
+            "replies": {
+                "rejected": g(&s.rejected_replies), "corrections": g(&s.corrections), "attempts_ok": g(&s.attempts_ok),
+                "attempts_failed": g(&s.attempts_failed), "template_messages": g(&s.message_fallbacks),
+            },
+            "tokens": {
+                "this_run": {"prompt": g(&s.prompt_tokens), "completion": g(&s.completion_tokens)},
+                "from_cache": {"prompt": g(&s.cached_prompt_tokens), "completion": g(&s.cached_completion_tokens)},
+            },
+            "cost": {
+                "currency": self.cfg.currency,
+                "price_input_per_mtok": self.cfg.price_input_per_mtok,
+                "price_output_per_mtok": self.cfg.price_output_per_mtok,
+                "this_run": round(cost(g(&s.prompt_tokens), g(&s.completion_tokens))),
+                "dataset": round(cost(g(&s.prompt_tokens) + g(&s.cached_prompt_tokens), g(&s.completion_tokens) + g(&s.cached_completion_tokens))),
+            },
+            "generate_wall_seconds": (self.busy().as_secs_f64() * 1000.0).round() / 1000.0,
+            "rejections_total": self.inner.rejections_total.load(Ordering::Relaxed),
+            "rejections": self.inner.rejections.lock().expect("rejections").clone(),
+        })
+    }
+
+    /// One line for the terminal.
+    pub fn summary_line(&self) -> String {
+        let s = &self.inner.stats;
+        let g = |a: &std::sync::atomic::AtomicU64| Stats::get(a);
+        let mut line = format!(
+            "llm: {} requests sent ({} retries), {} answers from the cache, {} failed; {} replies rejected, {} corrections, {} template lines; tokens this run {} in / {} out",
+            g(&s.sent), g(&s.retries), g(&s.cached), g(&s.failed), g(&s.rejected_replies), g(&s.corrections), g(&s.message_fallbacks), g(&s.prompt_tokens), g(&s.completion_tokens)
+        );
+        if self.cfg.price_input_per_mtok > 0.0 || self.cfg.price_output_per_mtok > 0.0 {
+            let c = g(&s.prompt_tokens) as f64 / 1e6 * self.cfg.price_input_per_mtok + g(&s.completion_tokens) as f64 / 1e6 * self.cfg.price_output_per_mtok;
+            line.push_str(&format!(", cost {c:.4} {}", self.cfg.currency));
+        }
+        line
+    }
+
+    /// Write `<reports>/llm_report.json` and add the accounting to the manifests this run
+    /// wrote. Called by `ops::build` after the run (also after an abort).
+    pub fn finish(&self, manifests: &[PathBuf]) -> Result<()> {
+        let report = self.report();
+        let text = self.inner.transport.redact.clean(&serde_json::to_string_pretty(&report)?);
+        crate::digest::write_atomic(&self.reports.join("llm_report.json"), text.as_bytes())?;
+        let mut summary = report.clone();
+        if let Some(o) = summary.as_object_mut() {
+            o.remove("rejections");
+        }
+        for m in manifests {
+            let Ok(bytes) = std::fs::read(m) else { continue };
+            let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else { continue };
+            v["llm"] = summary.clone();
+            let text = self.inner.transport.redact.clean(&crate::pyjson::to_string(&v));
+            crate::digest::write_atomic(m, text.as_bytes())?;
+        }
+        if Stats::get(&self.inner.stats.sent) + Stats::get(&self.inner.stats.cached) > 0 {
+            eprintln!("{}", self.inner.transport.redact.clean(&self.summary_line()));
+        }
+        Ok(())
+    }
+}
+
+impl Inner {
+    /// The seed of one request: (run seed, task, attempt, turn).
+    fn request_seed(seed: u64, task: &str, attempt: u32, turn: u32) -> u64 {
+        let d = blake3::hash(format!("gtb-llm-seed\0{seed}\0{task}\0{attempt}\0{turn}").as_bytes());
+        u64::from_le_bytes(d.as_bytes()[..8].try_into().expect("8 bytes")) & 0x7fff_ffff
+    }
+
+    /// One task attempt: a conversation of at most 1 + max_corrections turns; books its outcome.
+    async fn attempt(self: Arc<Self>, p: prompt::TaskPrompt, task: String, seed: u64, attempt: u32) -> JobOut {
+        let out = self.converse(&p, &task, seed, attempt).await;
+        match &out {
+            JobOut::Failed(e) => {
+                Stats::add(&self.stats.attempts_failed, 1);
+                // request failures were booked by the transport; rejected replies are booked here
+                if e.0.starts_with("LLM reply rejected") {
+                    self.transport.outcome(false, &e.0);
+                }
+            }
+            _ => {
+                Stats::add(&self.stats.attempts_ok, 1);
+                self.transport.outcome(true, "");
+            }
+        }
+        Stats::add(&self.stats.batch_done, 1);
+        out
+    }
+
+    async fn converse(&self, p: &prompt::TaskPrompt, task: &str, seed: u64, attempt: u32) -> JobOut {
+        let mut conv = vec![json!({"role": "system", "content": p.system}), json!({"role": "user", "content": p.user})];
+        let mut last_problems: Vec<String> = Vec::new();
+        for turn in 0..=self.max_corrections {
+            let label = format!("{task} attempt {attempt} turn {turn}");
+            let c = match self.transport.chat(&conv, &p.schema_json, Self::request_seed(seed, task, attempt, turn), &label).await {
+                Ok(c) => c,
+                Err(CallError::Failed(m)) | Err(CallError::Fatal(m)) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
+            };
+            let mut problems = match parse::parse(p, &c.content) {
+                Ok(parsed) => match parsed.messages {
+                    Ok(messages) => return JobOut::Done(Generated { tables: parsed.tables, messages }),
+                    Err(msg_problems) if turn == self.max_corrections && self.message_fallback => {
+                        self.reject(task, attempt, turn, &c, &msg_problems, true);
+                        Stats::add(&self.stats.message_fallbacks, 1);
+                        return JobOut::TemplateLines(parsed.tables);
+                    }
+                    Err(m) => m,
+                },
+                Err(problems) => problems,
+            };
+            if c.finish_reason == "length" {
+                problems.insert(0, "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）".into());
+            }
+            self.reject(task, attempt, turn, &c, &problems, false);
+            last_problems = problems.clone();
+            if turn < self.max_corrections {
+                Stats::add(&self.stats.corrections, 1);
+                conv.push(json!({"role": "assistant", "content": c.content}));
+                conv.push(json!({"role": "user", "content": prompt::correction(&problems)}));
+            }
+        }
+        let shown: Vec<String> = last_problems.iter().take(5).cloned().collect();
+        JobOut::Failed(GenError(format!("LLM reply rejected after {} turn(s): {}", self.max_corrections + 1, shown.join("; "))))
+    }
+
+    fn reject(&self, task: &str, attempt: u32, turn: u32, c: &client::Completion, problems: &[String], fallback: bool) {
+        Stats::add(&self.stats.rejected_replies, 1);
+        self.rejections_total.fetch_add(1, Ordering::Relaxed);
+        let mut r = self.rejections.lock().expect("rejections");
+        if r.len() < MAX_REJECTIONS_LISTED {
+            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "problems": problems}));
+        }
+    }
+}
+
+impl PreferenceGenerator for LlmGenerator {
+    fn name(&self) -> &str {
+        "openai"
+    }
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+    fn stopped(&self) -> Option<String> {
+        self.inner.transport.fatal()
+    }
+    fn generate(&self, ctx: &TaskContext, attempt: u32, feedback: Option<&str>) -> Result<Generated, GenError> {
+        self.run_batch(&[(ctx, attempt, feedback)]).pop().expect("one answer")
+    }
+    fn generate_batch(&self, requests: &[Request]) -> Vec<Result<Generated, GenError>> {
+        let items: Vec<(&TaskContext, u32, Option<&str>)> = requests.iter().map(|r| (&r.ctx, r.attempt, r.feedback.as_deref())).collect();
+        self.run_batch(&items)
+    }
+}
+
+/// Progress of a batch: an indicatif bar on a terminal (done, cached, failed and in flight
+/// apart), else a plain line every 30 s for long batches.
+struct Progress {
+    stop: Arc<tokio::sync::Notify>,
+    handle: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(rt: &tokio::runtime::Runtime, stats: Arc<Stats>, len: usize, t: &Transport) -> Progress {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        if len < 2 {
+            return Progress { stop, handle: None };
+        }
+        let base = (Stats::get(&stats.cached), Stats::get(&stats.attempts_failed), Stats::get(&stats.sent));
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let limit = t.concurrency();
+        let flag = stop.clone();
+        let handle = rt.spawn(async move {
+            let pb = indicatif::ProgressBar::new(len as u64);
+            if tty {
+                pb.set_style(indicatif::ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} {elapsed} {msg}").expect("template").progress_chars("=> "));
+                pb.set_prefix("llm");
+            } else {
+                pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+            }
+            let t0 = Instant::now();
+            let mut last_line = Instant::now();
+            loop {
+                let done = Stats::get(&stats.batch_done);
+                let msg = format!(
+                    "done {done} · cached {} · failed {} · in flight {} (limit {limit}) · sent {}",
+                    Stats::get(&stats.cached) - base.0,
+                    Stats::get(&stats.attempts_failed) - base.1,
+                    Stats::get(&stats.in_flight),
+                    Stats::get(&stats.sent) - base.2
+                );
+                pb.set_position(done);
+                pb.set_message(msg.clone());
+                if !tty && last_line.elapsed() >= Duration::from_secs(30) {
+                    eprintln!("llm: {done}/{len} after {:.0}s: {msg}", t0.elapsed().as_secs_f64());
+                    last_line = Instant::now();
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                    _ = flag.notified() => break,
+                }
+            }
+            pb.finish_and_clear();
+        });
+        Progress { stop, handle: Some(handle) }
+    }
+    fn stop(mut self) {
+        self.stop.notify_one();
+        if let Some(h) = self.handle.take() {
+            // the bar clears itself within one tick
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while !h.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_credentials() {
+        assert_eq!(public_url("https://user:pw@api.example.com/v1"), "https://api.example.com/v1");
+        assert_eq!(public_url("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+    }
+
+    #[test]
+    fn seeds_differ_per_turn_and_fit_31_bits() {
+        let a = Inner::request_seed(1, "task_000001", 0, 0);
+        assert_ne!(a, Inner::request_seed(1, "task_000001", 0, 1));
+        assert_ne!(a, Inner::request_seed(1, "task_000001", 1, 0));
+        assert!(a < (1 << 31));
+    }
+}
