@@ -432,3 +432,33 @@ fn outputs_md_json_and_self_contained_html() {
     let page = String::from_utf8(o.stdout).unwrap();
     assert!(page.contains("<svg") && !page.contains("http"));
 }
+
+/// The audit reads files in blocks; block boundaries fall anywhere (inside a line, on a
+/// newline, inside a line longer than the block) and must change neither the counts nor the
+/// numbers of bad lines.
+#[test]
+fn blocks_do_not_change_counts_or_line_numbers() {
+    use gtb::audit::load::{tally_bytes, tally_reader_in_blocks};
+    let good: Vec<String> = std::fs::read_to_string(small_build()).unwrap().lines().take(12).map(str::to_string).collect();
+    let mut text = String::new();
+    for i in 0..30 {
+        match i {
+            7 => text.push_str("{\"task_id\": \"broken\"\n"),
+            20 => text.push('\n'),
+            26 => text.push_str("not json at all\n"),
+            _ => {
+                text.push_str(&good[i % good.len()]);
+                text.push('\n');
+            }
+        }
+    }
+    let whole = tally_bytes(text.as_bytes()).report("f");
+    assert_eq!(whole.tasks, 27);
+    let longest = good.iter().map(String::len).max().unwrap();
+    for block in [1, 50, 999, longest, longest + 1, 1 << 20] {
+        let mut t = tally_reader_in_blocks(text.as_bytes(), block).unwrap();
+        let lines: Vec<usize> = t.bad_lines().iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![8, 27], "block {block}");
+        assert_eq!(t.report("f"), whole, "block {block}");
+    }
+}

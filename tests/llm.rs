@@ -314,24 +314,3 @@ fn concurrency_and_request_rate_limits_hold() {
     let max = server.stats.max_in_flight.load(Ordering::Relaxed);
     assert!((1..=3).contains(&max), "max in flight {max}");
 }
-
-/// `cargo test --release --test llm -- --ignored --nocapture`: generate-stage wall time against a
-/// server answering in a fixed 200 ms, 650 tasks at concurrency 64 (ideal = calls x 0.2 s / 64).
-#[test]
-#[ignore]
-fn bench_generate_stage_at_concurrency_64() {
-    let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(200), faults: Faults::default() }, 0).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_4", 650);
-    cfg.llm.concurrency = 64;
-    cfg.llm.timeout_secs = 30;
-    let t0 = std::time::Instant::now();
-    run(&cfg).unwrap();
-    let total = t0.elapsed().as_secs_f64();
-    let r = llm_report(&cfg);
-    let wall = r["generate_wall_seconds"].as_f64().unwrap();
-    let calls = requests(&server);
-    let ideal = calls as f64 * 0.2 / 64.0;
-    println!("bench: {calls} calls, generate wall {wall:.3} s, ideal {ideal:.3} s, ratio {:.3}; whole build {total:.2} s; max in flight {}", wall / ideal, server.stats.max_in_flight.load(Ordering::Relaxed));
-    assert!(wall <= 1.2 * ideal, "generate wall {wall:.3} s > 1.2 x ideal {ideal:.3} s");
-}

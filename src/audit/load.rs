@@ -57,9 +57,10 @@ struct Part {
     newlines: Vec<(usize, usize)>,
 }
 
-/// Count every task of `bytes`. Lines are parsed in parallel, in chunks of about 1 MB;
-/// malformed lines are kept in the tally with their 1-based line numbers.
-pub fn tally_bytes(bytes: &[u8]) -> Tally {
+/// Count every task of `bytes`, whose first line is line `first_line` of the file. Lines are
+/// parsed in parallel, in chunks of about 1 MB; malformed lines are kept in the tally with their
+/// 1-based line numbers. Returns the tally and the number of newlines in `bytes`.
+fn tally_block(bytes: &[u8], first_line: usize) -> (Tally, usize) {
     let pieces = chunks(bytes, 1 << 20);
     let part = pieces
         .par_iter()
@@ -87,7 +88,7 @@ pub fn tally_bytes(bytes: &[u8]) -> Tally {
     let mut first = vec![0; pieces.len()];
     let mut newlines = part.newlines;
     newlines.sort_unstable();
-    let mut line = 1;
+    let mut line = first_line;
     for (k, n) in newlines {
         first[k] = line;
         line += n;
@@ -96,15 +97,65 @@ pub fn tally_bytes(bytes: &[u8]) -> Tally {
     for (k, i, message) in part.bad {
         tally.add_bad(BadLine { line: first[k] + i, message });
     }
-    tally
+    (tally, line - first_line)
+}
+
+/// Count every task read from `input`, a block of about 32 MB at a time (memory stays flat
+/// however large the file).
+pub fn tally_reader(input: impl std::io::Read) -> std::io::Result<Tally> {
+    tally_reader_in_blocks(input, 32 << 20)
+}
+
+/// [`tally_reader`] with a chosen block size (for tests of the block boundaries).
+pub fn tally_reader_in_blocks(mut input: impl std::io::Read, block: usize) -> std::io::Result<Tally> {
+    let mut tally = Tally::default();
+    let mut buf: Vec<u8> = Vec::with_capacity(block + (1 << 16));
+    let mut line = 1;
+    let mut eof = false;
+    while !eof {
+        // fill to `block` bytes (or the end of the input)
+        while buf.len() < block {
+            let start = buf.len();
+            buf.resize(block, 0);
+            let n = input.read(&mut buf[start..])?;
+            buf.truncate(start + n);
+            if n == 0 {
+                eof = true;
+                break;
+            }
+        }
+        // whole lines only, unless this is the end
+        let cut = if eof { buf.len() } else { buf.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) };
+        if cut == 0 && !eof {
+            // a single line longer than the block: read on until its newline
+            let mut more = [0u8; 1 << 16];
+            let n = input.read(&mut more)?;
+            eof = n == 0;
+            buf.extend_from_slice(&more[..n]);
+            if !eof {
+                continue;
+            }
+        }
+        let cut = if eof { buf.len() } else { cut };
+        let (t, newlines) = tally_block(&buf[..cut], line);
+        tally = tally.merge(t);
+        line += newlines;
+        buf.drain(..cut);
+    }
+    Ok(tally)
+}
+
+/// Count every task of `bytes` (all in memory).
+pub fn tally_bytes(bytes: &[u8]) -> Tally {
+    tally_block(bytes, 1).0
 }
 
 /// Audit one file. Malformed lines are an error (listing `FILE:LINE: message` for each, up to
 /// a limit) unless `skip_bad`, in which case they are skipped and counted in the report.
 pub fn audit_file(path: &Path, skip_bad: bool) -> Result<Report> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
-    let mut tally = tally_bytes(&bytes);
+    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+    let mut tally = tally_reader(file).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
     let bad = tally.bad_lines();
     if !bad.is_empty() && !skip_bad {
         let mut msg: Vec<String> = bad.iter().take(BAD_LINES_LISTED).map(|b| format!("{name}:{}: {}", b.line, b.message)).collect();
@@ -116,3 +167,4 @@ pub fn audit_file(path: &Path, skip_bad: bool) -> Result<Report> {
     }
     Ok(tally.report(&name))
 }
+

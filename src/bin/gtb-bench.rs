@@ -2,6 +2,10 @@
 //! Numbers go in the issue notes; no test asserts timings.
 //!
 //!     cargo run --release --bin gtb-bench [-- --large]   (--large adds the 100,000-task runs)
+//!
+//! Sections: prepare+sample, full build and all-fresh rebuild (650; 100,000 with --large),
+//! audit of the built file, validation against a 338,000-POI inventory, and the LLM generate
+//! stage against a loopback server answering in a fixed 200 ms at concurrency 64.
 
 use gtb::config::Config;
 use std::time::Instant;
@@ -48,8 +52,15 @@ fn main() -> anyhow::Result<()> {
         let s2 = gtb::ops::build(&plan)?;
         println!("rebuild (all stages fresh) n={n}: {:.3}s", t.elapsed().as_secs_f64());
         assert_eq!(s.splits[0].sha256, s2.splits[0].sha256);
+        let t = Instant::now();
+        let audit = gtb::audit::Audit::run(&s.splits[0].path, Some(&gtb::audit::Against::Paper), false)?;
+        let t_audit = t.elapsed();
+        let t = Instant::now();
+        gtb::ops::sinks::ReportDir(dir.join("audit")).write_audit(&audit)?;
+        println!("audit n={n}: {:.3}s (+ {:.3}s to render md/json/html), peak RSS {:.0} MiB", t_audit.as_secs_f64(), t.elapsed().as_secs_f64(), peak_rss_mib());
     }
     validate_at_scale(&dir)?;
+    llm_generate_stage(&dir)?;
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
 }
@@ -98,5 +109,47 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
     let snapped = queries.iter().filter(|(d, q)| matches!(idx.lookup(*d, q), gtb::validate::names::Match::Snapped(..))).count();
     let el = t.elapsed().as_secs_f64();
     println!("fuzzy lookups: {} in {el:.3}s = {:.0}/s against ~{} names per city ({snapped} snapped)", queries.len(), queries.len() as f64 / el, total / dests.len());
+    Ok(())
+}
+
+/// The LLM generate stage against a loopback server answering every request in a fixed 200 ms:
+/// 650 tasks at concurrency 64; ideal wall = calls x 0.2 s / 64. The server is the
+/// `gtb-fake-llm` binary in its own process (as a real server would be), so that its CPU work
+/// is not counted as the client's.
+fn llm_generate_stage(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::BufRead;
+    let exe = std::env::current_exe()?.with_file_name("gtb-fake-llm");
+    anyhow::ensure!(exe.exists(), "{} is missing: run `cargo build --release --bins` first", exe.display());
+    let mut server = std::process::Command::new(&exe)
+        .args(["--port", "0", "--latency-ms", "200"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let mut base_url = String::new();
+    std::io::BufReader::new(server.stdout.take().expect("piped")).read_line(&mut base_url)?;
+    let mut c = cfg(650, &dir.join("llm"));
+    c.run.generator = "openai".into();
+    c.llm.base_url = base_url.trim().to_string();
+    c.llm.model = "fake-model".into();
+    c.llm.api_key_env = "GTB_BENCH_NO_KEY".into();
+    c.llm.cache_dir = dir.join("llm/cache");
+    c.llm.concurrency = 64;
+    let t = Instant::now();
+    let built = gtb::ops::build(&gtb::ops::BuildPlan::new(c.clone()));
+    let total = t.elapsed().as_secs_f64();
+    server.kill().ok();
+    server.wait().ok();
+    built?;
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(c.run.reports.join("llm_report.json"))?)?;
+    let wall = report["generate_wall_seconds"].as_f64().unwrap_or(f64::NAN);
+    let calls = report["requests"]["sent"].as_u64().unwrap_or(0);
+    let ideal = calls as f64 * 0.2 / 64.0;
+    // each of the 64 slots answers ceil(calls / 64) requests in turn at best
+    let floor = (calls as f64 / 64.0).ceil() * 0.2;
+    println!(
+        "llm generate 650 tasks at concurrency 64, 200 ms server: {calls} calls, {wall:.3}s wall, ideal {ideal:.3}s, ratio {:.3} (target <= 1.2; whole rounds alone give {:.3}); whole build {total:.2}s",
+        wall / ideal,
+        floor / ideal
+    );
     Ok(())
 }

@@ -15,11 +15,15 @@ pub struct InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
-        } else {
-            write!(f, "{}:{}: field '{}': {}", self.file.display(), self.line, self.field, self.message)
+        // line 0: the problem is the file as a whole (unreadable, no header)
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
         }
+        if !self.field.is_empty() {
+            write!(f, ": field '{}'", self.field)?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
