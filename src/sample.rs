@@ -274,7 +274,7 @@ fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
         (Box::new(|c: &Cell| Some((days_band(c.days), c.class.index()))), s.target_days.iter().map(|r| r.to_vec()).collect()),
         (Box::new(|c: &Cell| Some((c.archetype, 0))), res.archetypes.iter().map(|a| vec![a.share as f64 / total_share * scale]).collect()),
     ];
-    let size_of = |c: &Cell| res.archetypes[c.archetype].size() as usize;
+    let size_of = |c: &Cell| res.archetypes[c.archetype].table8_size() as usize;
     let size_targets = s.target_size;
     for _round in 0..60 {
         for (key, target) in &margins {

@@ -82,7 +82,7 @@ impl Report {
     /// The comparable view of this report.
     pub fn profile(&self) -> Profile {
         let mut dists = vec![Dist { key: "difficulty", title: "difficulty class", cats: self.difficulty.iter().map(|c| (c.item.clone(), c.count)).collect() }];
-        let titles = ["Table 8: group size × class", "Table 8: cities × class", "Table 8: days × class"];
+        let titles = ["Table 8: group size × class", "Table 8: group size as the paper groups it × class", "Table 8: cities × class", "Table 8: days × class"];
         for ((key, tab), title) in self.table8.tabs().into_iter().zip(titles) {
             dists.push(Dist { key, title, cats: tab.cells() });
         }

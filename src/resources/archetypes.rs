@@ -75,6 +75,10 @@ pub struct Archetype {
     pub spend: f64,
     #[serde(default)]
     pub same_gender: bool,
+    /// The group-size row of the paper's Table 8 this archetype is counted in, when it is not
+    /// its member count (the paper prints 6-3 under N=5); the sampler fits `target_size` by it.
+    #[serde(default)]
+    pub table8_size: Option<u32>,
     pub dynamics: String,
     pub generation_order: Vec<String>,
     pub compromise_patterns: Vec<Vec<String>>,
@@ -86,6 +90,10 @@ impl Archetype {
     /// Total group size N (skipped children included).
     pub fn size(&self) -> u32 {
         self.slots.len() as u32
+    }
+    /// The row of the configured Table 8 size targets (`sample.target_size`) this archetype counts in.
+    pub fn table8_size(&self) -> u32 {
+        self.table8_size.unwrap_or_else(|| self.size())
     }
     pub fn slot(&self, user: &str) -> Option<&Slot> {
         self.slots.iter().find(|s| s.user == user)
@@ -126,6 +134,9 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
         let bad = |field: &str, m: String| err(line, field, format!("archetype {}: {m}", a.group_id));
         if !seen.insert(a.group_id.clone()) {
             return Err(bad("group_id", "duplicate group_id".into()));
+        }
+        if let Some(n) = a.table8_size.filter(|n| !(2..=6).contains(n)) {
+            return Err(bad("table8_size", format!("{n} is not a Table 8 group size (2..=6)")));
         }
         for (i, s) in a.slots.iter().enumerate() {
             if s.user != format!("User{}", i + 1) {
