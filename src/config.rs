@@ -82,6 +82,9 @@ pub struct Sample {
     pub target_cities: [[f64; 3]; 3],
     pub target_days: [[f64; 3]; 3],
     pub target_size: [[f64; 3]; 5],
+    /// Tasks per group size follow `target_size`'s row totals, archetype shares split each row
+    /// (paper Table 5 and Table 8 disagree on tasks per size); false: archetype shares alone.
+    pub size_totals_from_targets: bool,
 }
 
 impl Default for Sample {
@@ -96,6 +99,7 @@ impl Default for Sample {
             target_cities: [[116.0, 43.0, 0.0], [82.0, 131.0, 48.0], [2.0, 76.0, 152.0]],
             target_days: [[144.0, 66.0, 0.0], [56.0, 134.0, 109.0], [0.0, 50.0, 91.0]],
             target_size: [[75.0, 15.0, 0.0], [76.0, 50.0, 0.0], [33.0, 72.0, 0.0], [16.0, 65.0, 123.0], [0.0, 48.0, 77.0]],
+            size_totals_from_targets: true,
         }
     }
 }

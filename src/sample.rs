@@ -266,13 +266,12 @@ impl<'a> Sampler<'a> {
 /// Iterative proportional fitting of cell weights to the configured margins.
 fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
     let s = &cfg.sample;
-    let total_share: f64 = res.archetypes.iter().map(|a| a.share as f64).sum();
     let scale = 650.0;
     type Key = Box<dyn Fn(&Cell) -> Option<(usize, usize)>>;
     let margins: Vec<(Key, Vec<Vec<f64>>)> = vec![
         (Box::new(|c: &Cell| Some((c.cities as usize - 1, c.class.index()))), s.target_cities.iter().map(|r| r.to_vec()).collect()),
         (Box::new(|c: &Cell| Some((days_band(c.days), c.class.index()))), s.target_days.iter().map(|r| r.to_vec()).collect()),
-        (Box::new(|c: &Cell| Some((c.archetype, 0))), res.archetypes.iter().map(|a| vec![a.share as f64 / total_share * scale]).collect()),
+        (Box::new(|c: &Cell| Some((c.archetype, 0))), archetype_targets(cfg, res).into_iter().map(|t| vec![t * scale]).collect()),
     ];
     let size_of = |c: &Cell| res.archetypes[c.archetype].table8_size() as usize;
     let size_targets = s.target_size;
@@ -285,6 +284,32 @@ fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
         let (key, target) = &margins[2];
         apply(cells, |c| key(c), target);
     }
+}
+
+/// Each archetype's share of the tasks (sums to 1). With `size_totals_from_targets`, a group
+/// size gets its row total of `target_size` and its archetypes split it by their shares; sizes
+/// without a target row (or without archetypes) keep their archetypes' plain shares.
+pub fn archetype_targets(cfg: &Config, res: &Resources) -> Vec<f64> {
+    let s = &cfg.sample;
+    let total_share: f64 = res.archetypes.iter().map(|a| a.share as f64).sum();
+    let plain: Vec<f64> = res.archetypes.iter().map(|a| a.share as f64 / total_share).collect();
+    if !s.size_totals_from_targets {
+        return plain;
+    }
+    let row_total: f64 = s.target_size.iter().flatten().sum();
+    let mut out = plain.clone();
+    for n in 2..=6u32 {
+        let members: Vec<usize> = (0..res.archetypes.len()).filter(|&i| res.archetypes[i].table8_size() == n).collect();
+        let row_share: f64 = members.iter().map(|&i| plain[i]).sum();
+        let target: f64 = s.target_size[n as usize - 2].iter().sum::<f64>() / row_total;
+        if row_share > 0.0 && target > 0.0 {
+            for &i in &members {
+                out[i] = plain[i] / row_share * target;
+            }
+        }
+    }
+    let sum: f64 = out.iter().sum();
+    out.iter().map(|x| x / sum).collect()
 }
 
 fn apply(cells: &mut [Cell], key: impl Fn(&Cell) -> Option<(usize, usize)>, target: &[Vec<f64>]) {

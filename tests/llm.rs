@@ -144,6 +144,7 @@ fn injected_faults_are_survived_reported_and_never_leak_the_key() {
         rate_injection: 0.2,
         rate_fenced: 0.2,
         echo_key: true,
+        each_kind_first: true,
         ..Default::default()
     };
     let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(5), faults }, 0).unwrap();

@@ -22,7 +22,7 @@ fn sample_650_matches_paper_shapes() {
         assert!(range.contains(&s.days));
         assert!(s.date.as_str() >= "2025-09-01" && s.date.as_str() <= "2026-05-01");
     }
-    // archetype shares near Table 5: within 40% or 8 tasks of the paper's count
+    // archetype shares near Table 5: within 35% or 7 tasks of the paper's count (Table 8 moves tasks between sizes)
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for s in &sk {
         *counts.entry(s.group_id.as_str()).or_default() += 1;
@@ -30,11 +30,11 @@ fn sample_650_matches_paper_shapes() {
     for a in &res.archetypes {
         let got = counts.get(a.group_id.as_str()).copied().unwrap_or(0) as f64;
         let want = a.share as f64;
-        assert!((got - want).abs() <= (0.4 * want).max(8.0), "{}: {got} vs {want}", a.group_id);
+        assert!((got - want).abs() <= (0.35 * want).max(7.0), "{}: {got} vs {want}", a.group_id);
     }
-    // city-count and days rows of Table 8 within 15% or 5 tasks per cell; group-size rows (as
-    // the paper groups archetypes: 6-3 under N=5) by their class mix, within 5 points, since
-    // the paper's Table 5 and Table 8 disagree on the tasks per size and Table 5 wins
+    // every cell of Table 8 within 15% or 5 tasks: city count, days, and group size as the
+    // paper groups archetypes (6-3 under N=5). Regression: before the size rows took Table 8's
+    // totals (Table 5 disagrees with them), N=4 easy came out 43 against 33.
     let targets = &cfg.sample;
     let mut cities = [[0f64; 3]; 3];
     let mut days = [[0f64; 3]; 3];
@@ -47,10 +47,9 @@ fn sample_650_matches_paper_shapes() {
         sizes[n - 2][k] += 1.0;
     }
     for r in 0..5 {
-        let (gt, wt): (f64, f64) = (sizes[r].iter().sum(), targets.target_size[r].iter().sum());
         for k in 0..3 {
-            let (g, w) = (sizes[r][k] / gt, targets.target_size[r][k] / wt);
-            assert!((g - w).abs() <= 0.05, "size row N={} class {k}: share {g:.3} vs {w:.3}", r + 2);
+            let (g, w) = (sizes[r][k], targets.target_size[r][k]);
+            assert!((g - w).abs() <= (0.15 * w).max(5.0), "size row N={} class {k}: {g} vs {w}", r + 2);
         }
     }
     for (got, want, name) in [(cities, targets.target_cities, "cities"), (days, targets.target_days, "days")] {

@@ -36,6 +36,9 @@ struct Args {
     /// Answer 401 unless this bearer token is sent
     #[arg(long)]
     require_key: Option<String>,
+    /// The first new requests get one enabled fault kind each (every kind is seen at least once)
+    #[arg(long)]
+    each_kind_first: bool,
     /// Stop after this many seconds (0 = run until killed)
     #[arg(long, default_value_t = 0)]
     exit_after: u64,
@@ -43,7 +46,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
-    let mut f = Faults { retry_after_secs: a.retry_after, timeout_ms: a.timeout_ms, reject_json_schema: a.reject_json_schema, require_key: a.require_key, ..Default::default() };
+    let mut f = Faults { retry_after_secs: a.retry_after, timeout_ms: a.timeout_ms, reject_json_schema: a.reject_json_schema, require_key: a.require_key, each_kind_first: a.each_kind_first, ..Default::default() };
     for spec in &a.faults {
         let (k, v) = spec.split_once('=').ok_or_else(|| anyhow::anyhow!("--fault {spec:?} is not KIND=SHARE"))?;
         let v: f64 = v.parse()?;

@@ -40,6 +40,37 @@ pub struct Faults {
     pub quota_exhausted: bool,
     /// every reply's lines are garbage (a model that never gets them right)
     pub always_bad_messages: bool,
+    /// the first new requests get one enabled fault kind each, in a fixed order, so that every
+    /// kind is seen however few requests a test sends (later ones draw by rate)
+    pub each_kind_first: bool,
+}
+
+/// Fault kinds in the order `each_kind_first` forces them.
+const KINDS: [&str; 10] = ["429", "500", "timeout", "truncated", "malformed_body", "hallucinated", "bad_mode", "injection", "malformed_json", "fenced"];
+
+impl Faults {
+    fn rate(&self, kind: &str) -> f64 {
+        match kind {
+            "429" => self.rate_429,
+            "500" => self.rate_500,
+            "timeout" => self.rate_timeout,
+            "truncated" => self.rate_truncated_body,
+            "malformed_body" => self.rate_malformed_body,
+            "hallucinated" => self.rate_hallucinated,
+            "bad_mode" => self.rate_bad_mode,
+            "injection" => self.rate_injection,
+            "malformed_json" => self.rate_malformed_json,
+            "fenced" => self.rate_fenced,
+            _ => 0.0,
+        }
+    }
+    /// The kind forced on the `index`-th new request, if any.
+    fn forced(&self, index: u64) -> Option<&'static str> {
+        if !self.each_kind_first {
+            return None;
+        }
+        KINDS.iter().copied().filter(|k| self.rate(k) > 0.0).nth(index as usize)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +97,8 @@ pub struct FakeStats {
     /// response_format types seen
     pub formats: Mutex<HashMap<String, u64>>,
     seen_bodies: Mutex<HashMap<u64, u64>>,
+    /// distinct request bodies seen so far
+    new_bodies: AtomicU64,
 }
 
 impl FakeStats {
@@ -266,8 +299,12 @@ async fn serve(mut sock: tokio::net::TcpStream, cfg: Arc<FakeConfig>, st: Arc<Fa
             *e
         };
         let key_text = auth.trim_start_matches("Bearer ").to_string();
+        let forced = if sight == 1 { f.forced(st.new_bodies.fetch_add(1, Ordering::Relaxed)) } else { None };
         if sight == 1 {
-            let pick = |rate: f64, salt: &str| rate > 0.0 && draw(h, salt) < rate;
+            let pick = |rate: f64, salt: &str| match forced {
+                Some(k) => k == salt,
+                None => rate > 0.0 && draw(h, salt) < rate,
+            };
             if pick(f.rate_429, "429") {
                 st.fault("429");
                 respond(&mut sock, 429, &[("retry-after", f.retry_after_secs.to_string())], br#"{"error": {"message": "Rate limit reached", "type": "requests"}}"#, false).await?;
@@ -286,7 +323,7 @@ async fn serve(mut sock: tokio::net::TcpStream, cfg: Arc<FakeConfig>, st: Arc<Fa
             }
             if pick(f.rate_truncated_body, "truncated") {
                 st.fault("truncated_body");
-                let full = completion(&body, &answer(&body, f, h, &key_text).0, h);
+                let full = completion(&body, &answer(&body, f, h, &key_text, None).0, h);
                 respond(&mut sock, 200, &[], full.as_bytes(), true).await.ok();
                 return Ok(());
             }
@@ -296,7 +333,7 @@ async fn serve(mut sock: tokio::net::TcpStream, cfg: Arc<FakeConfig>, st: Arc<Fa
                 continue;
             }
         }
-        let (content, applied) = answer(&body, f, h, &key_text);
+        let (content, applied) = answer(&body, f, h, &key_text, forced);
         for k in applied {
             st.fault(k);
         }
@@ -331,12 +368,18 @@ fn s(v: &Value) -> String {
 
 /// A valid reply built from the context of the request (the first user message), with the
 /// content faults of the first turn (named in the second value).
-fn answer(req: &Value, f: &Faults, h: u64, key: &str) -> (String, Vec<&'static str>) {
+fn answer(req: &Value, f: &Faults, h: u64, key: &str, forced: Option<&str>) -> (String, Vec<&'static str>) {
     let mut applied = Vec::new();
     let msgs = arr(req, "messages");
     let ctx: Value = msgs.iter().find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user")).and_then(|m| m.get("content")).and_then(|c| c.as_str()).and_then(|c| serde_json::from_str(c).ok()).unwrap_or(Value::Null);
     let first_turn = msgs.len() <= 2;
-    let pick = |rate: f64, salt: &str| first_turn && rate > 0.0 && draw(h, salt) < rate;
+    let pick = |rate: f64, salt: &str| {
+        first_turn
+            && match forced {
+                Some(k) => k == salt,
+                None => rate > 0.0 && draw(h, salt) < rate,
+            }
+    };
     let n = |salt: &str, m: usize| if m == 0 { 0 } else { (h64(format!("{h}{salt}").as_bytes()) % m as u64) as usize };
     let cities: Vec<String> = arr(&ctx, "cities").iter().map(|c| s(c)).collect();
     let cand = ctx.get("city_candidates").cloned().unwrap_or(Value::Null);
