@@ -15,11 +15,22 @@ pub fn digest_file(path: &Path) -> Result<String> {
     Ok(digest_bytes(&bytes))
 }
 
-/// sha256 of bytes, hex (the manifest's checksum of test.jsonl, as `sha256sum` prints it).
-pub fn sha256_hex(bytes: &[u8]) -> String {
+/// sha256 of a file, hex (the manifest's checksum of test.jsonl, as `sha256sum` prints it),
+/// read in 1 MiB pieces so that a large split is never held in memory.
+pub fn sha256_file(path: &Path) -> Result<String> {
     use sha2::Digest;
-    let out = sha2::Sha256::digest(bytes);
-    out.iter().map(|b| format!("{b:02x}")).collect()
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut h = sha2::Sha256::default();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Write a file atomically: a temp file beside it, fsync, then rename. A crash never leaves a

@@ -465,7 +465,7 @@ fn build_split(
         work.commit("write", &fp_write, b"")?;
         sha
     } else {
-        digest::sha256_hex(&std::fs::read(&paths.tasks)?)
+        digest::sha256_file(&paths.tasks)?
     };
     Ok(Some(SplitSummary { name: split.to_string(), tasks: skeletons.len(), path: paths.tasks.clone(), sha256: sha, dropped: vsummary.dropped }))
 }
