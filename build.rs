@@ -1,23 +1,45 @@
 //! Embeds a digest of the source tree, so that every stage fingerprint changes when the code
-//! that shapes outputs changes (a stale artifact is never reused after an edit).
+//! that shapes outputs changes (a stale artifact is never reused after an edit), and the default
+//! data (raw_data/, archetypes/, city_clusters/) so that gtb builds anywhere, not only from its
+//! repository root.
 
 use std::path::Path;
 
-fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+fn walk(dir: &Path, exts: &[&str], out: &mut Vec<std::path::PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().and_then(|e| e.to_str()) == Some("rs") {
+            walk(&p, exts, out);
+        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| exts.contains(&e)) {
             out.push(p);
         }
     }
 }
 
+/// `$OUT_DIR/embedded_data.rs`: (path relative to the repository, bytes) of every data file
+/// the default configuration reads, sorted by path.
+fn embed_data() {
+    let mut files = Vec::new();
+    for dir in ["raw_data", "archetypes", "city_clusters"] {
+        walk(Path::new(dir), &["csv", "toml"], &mut files);
+        println!("cargo:rerun-if-changed={dir}");
+    }
+    files.sort();
+    let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let mut code = String::from("&[\n");
+    for f in &files {
+        let rel = f.to_string_lossy().replace('\\', "/");
+        code.push_str(&format!("    ({rel:?}, include_bytes!({:?})),\n", format!("{root}/{rel}")));
+    }
+    code.push_str("]\n");
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_data.rs");
+    std::fs::write(out, code).expect("write embedded_data.rs");
+}
+
 fn main() {
     let mut files = Vec::new();
-    walk(Path::new("src"), &mut files);
+    walk(Path::new("src"), &["rs"], &mut files);
     files.sort();
     // FNV-1a over paths and contents: no build dependency needed, stable across platforms
     let mut h: u64 = 0xcbf29ce484222325;
@@ -29,4 +51,5 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rustc-env=GTB_SOURCE_DIGEST={h:016x}");
+    embed_data();
 }

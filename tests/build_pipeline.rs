@@ -129,3 +129,21 @@ fn splits_share_no_skeleton_signature() {
         assert!(t.metadata.cities.iter().all(|c| !held.contains(c)), "{:?} in train", t.metadata.cities);
     }
 }
+
+/// Outside the repository (no gtb.toml, no raw_data/) the binary builds from the data embedded
+/// at compile time, says so, and writes the same bytes as a build from the repository root.
+#[test]
+fn builds_anywhere_from_the_embedded_data() {
+    let run = |cwd: &std::path::Path, out: &std::path::Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gtb")).current_dir(cwd).args(["build", "--n", "30", "--seed", "5", "--out"]).arg(out).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let elsewhere = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    let note = run(elsewhere.path(), &elsewhere.path().join("out"));
+    assert!(note.contains("using the default data embedded in gtb"), "{note}");
+    let quiet = run(&root(), &here.path().join("out"));
+    assert!(!quiet.contains("embedded"), "{quiet}");
+    assert_eq!(std::fs::read(elsewhere.path().join("out/test.jsonl")).unwrap(), std::fs::read(here.path().join("out/test.jsonl")).unwrap());
+}

@@ -14,14 +14,6 @@ use anyhow::Result;
 /// Load the resources named by a config, with the config's error messages.
 pub fn load_resources(cfg: &Config) -> Result<Resources> {
     let p = &cfg.paths;
-    if p.cities.is_relative() && !p.cities.exists() && *p == crate::config::Paths::default() {
-        // the default data paths are relative to the repository root
-        anyhow::bail!(
-            "{}: not found from {}: run gtb from the gtb repository root, or pass --config with [paths] pointing at your data",
-            p.cities.display(),
-            std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()
-        );
-    }
     Ok(resources::load(p)?)
 }
 

@@ -123,7 +123,8 @@ fn line_of(text: &str, offset: usize) -> u64 {
 /// Load and check the archetype file.
 pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
     let err = |line: u64, field: &str, message: String| InputError { file: path.to_path_buf(), line, field: field.to_string(), message };
-    let text = std::fs::read_to_string(path).map_err(|e| err(0, "", format!("cannot read: {e}")))?;
+    let bytes = super::input::read(path).map_err(|e| err(0, "", format!("cannot read: {e}")))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| err(0, "", format!("invalid UTF-8: {e}")))?;
     let file: File = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|s| line_of(&text, s.start)).unwrap_or(0);
         err(line, "", e.message().to_string())

@@ -6,6 +6,7 @@
 
 pub mod archetypes;
 pub mod hours;
+pub mod input;
 pub mod table;
 pub mod vocab;
 
@@ -350,13 +351,13 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         }
     }
     let mut res = Resources { cities, city_index, attractions, food, hotels, transport, profiles, profile_index, archetypes, clusters: Vec::new(), input_digests: Vec::new() };
-    if paths.clusters.exists() {
+    if input::exists(&paths.clusters) {
         res.clusters = crate::clusters::load(&paths.clusters, &res)?;
         files.push(paths.clusters.clone());
     }
     let mut digests = Vec::new();
     for f in files {
-        let d = digest::digest_file(&f).map_err(|e| InputError { file: f.clone(), line: 0, field: String::new(), message: e.to_string() })?;
+        let d = input::read(&f).map(|b| digest::digest_bytes(&b)).map_err(|e| InputError { file: f.clone(), line: 0, field: String::new(), message: format!("cannot read: {e}") })?;
         digests.push((rel(&f), d));
     }
     digests.sort();

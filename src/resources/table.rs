@@ -85,8 +85,8 @@ impl<'a> Row<'a> {
 /// invalid UTF-8 or a missing header are reported with their line.
 pub fn read_csv<T>(file: &Path, mut f: impl FnMut(&Row) -> Result<T, InputError>) -> Result<Vec<T>, InputError> {
     let io_err = |m: String| InputError { file: file.to_path_buf(), line: 0, field: String::new(), message: m };
-    let bytes = std::fs::read(file).map_err(|e| io_err(format!("cannot read: {e}")))?;
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(bytes.as_slice());
+    let bytes = super::input::read(file).map_err(|e| io_err(format!("cannot read: {e}")))?;
+    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(&bytes[..]);
     let headers = rdr.headers().map_err(|e| io_err(format!("bad header: {e}")))?.clone();
     let mut out = Vec::new();
     for rec in rdr.records() {
@@ -110,16 +110,5 @@ pub fn read_csv<T>(file: &Path, mut f: impl FnMut(&Row) -> Result<T, InputError>
 
 /// The `*.csv` files of a directory, sorted by name (a stable order for every platform).
 pub fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| InputError {
-        file: dir.to_path_buf(),
-        line: 0,
-        field: String::new(),
-        message: format!("cannot list directory: {e}"),
-    })?;
-    let mut files: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("csv"))
-        .collect();
-    files.sort();
-    Ok(files)
+    super::input::csv_files(dir).map_err(|e| InputError { file: dir.to_path_buf(), line: 0, field: String::new(), message: format!("cannot list directory: {e}") })
 }
