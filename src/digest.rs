@@ -9,12 +9,6 @@ pub fn digest_bytes(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// blake3 of a file's bytes, hex.
-pub fn digest_file(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(digest_bytes(&bytes))
-}
-
 /// sha256 of a file, hex (the manifest's checksum of test.jsonl, as `sha256sum` prints it),
 /// read in 1 MiB pieces so that a large split is never held in memory.
 pub fn sha256_file(path: &Path) -> Result<String> {

@@ -43,7 +43,7 @@ fn sample_650_matches_paper_shapes() {
         let k = match s.difficulty_type.as_str() { "easy" => 0, "medium" => 1, _ => 2 };
         cities[s.cities.len() - 1][k] += 1.0;
         days[match s.days { 2..=3 => 0, 4..=5 => 1, _ => 2 }][k] += 1.0;
-        let n = if s.group_id == "6-3" { 5 } else { s.members.len() };
+        let n = res.archetypes.iter().find(|a| a.group_id == s.group_id).unwrap().table8_size() as usize;
         sizes[n - 2][k] += 1.0;
     }
     for r in 0..5 {

@@ -37,12 +37,6 @@ pub const TOP: usize = 20;
 /// How many malformed lines a report or an error lists (all are counted).
 pub const BAD_LINES_LISTED: usize = 20;
 
-/// The group-size row of the paper's Table 8 for a task of `group_id` with `n` members: the
-/// paper prints group 6-3 (three generations, six members, one a skipped child) under N=5.
-pub fn paper_size(group_id: &str, n: usize) -> usize {
-    if group_id == "6-3" { 5 } else { n }
-}
-
 pub fn size_label(n: usize) -> String {
     format!("N={n}")
 }
@@ -168,7 +162,7 @@ impl Tally {
         *self.classes.entry(class.clone()).or_insert(0) += 1;
         let n = t.group_size();
         *self.by_size.entry((n, class.clone())).or_insert(0) += 1;
-        *self.by_paper_size.entry((paper_size(&md.group_id, n), class.clone())).or_insert(0) += 1;
+        *self.by_paper_size.entry((super::paper::table8_size(&md.group_id, n), class.clone())).or_insert(0) += 1;
         *self.by_cities.entry((md.cities.len(), class.clone())).or_insert(0) += 1;
         *self.by_days.entry((days_band(t.days()), class)).or_insert(0) += 1;
         *self.archetypes.entry((md.group_id.clone(), md.group_name.clone())).or_insert(0) += 1;

@@ -50,19 +50,7 @@ fn main() -> anyhow::Result<()> {
     for spec in &a.faults {
         let (k, v) = spec.split_once('=').ok_or_else(|| anyhow::anyhow!("--fault {spec:?} is not KIND=SHARE"))?;
         let v: f64 = v.parse()?;
-        match k {
-            "429" => f.rate_429 = v,
-            "500" => f.rate_500 = v,
-            "timeout" => f.rate_timeout = v,
-            "truncated" => f.rate_truncated_body = v,
-            "malformed_body" => f.rate_malformed_body = v,
-            "malformed_json" => f.rate_malformed_json = v,
-            "hallucinated" => f.rate_hallucinated = v,
-            "bad_mode" => f.rate_bad_mode = v,
-            "injection" => f.rate_injection = v,
-            "fenced" => f.rate_fenced = v,
-            other => anyhow::bail!("unknown fault kind {other:?}"),
-        }
+        *f.rate_mut(k).ok_or_else(|| anyhow::anyhow!("unknown fault kind {k:?}"))? = v;
     }
     let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(a.latency_ms), faults: f }, a.port)?;
     println!("{}", server.base_url());

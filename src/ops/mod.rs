@@ -13,8 +13,7 @@ use anyhow::Result;
 
 /// Load the resources named by a config, with the config's error messages.
 pub fn load_resources(cfg: &Config) -> Result<Resources> {
-    let p = &cfg.paths;
-    Ok(resources::load(p)?)
+    Ok(resources::load(&cfg.paths)?)
 }
 
 /// `gtb clusters`: build the cluster table from the coordinates and write it.

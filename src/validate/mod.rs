@@ -14,6 +14,23 @@ use names::{Match, NameIndex};
 use serde::Serialize;
 
 /// The checks, in the order they run.
+/// The cheapest stay per person on a route: hotel nights (the nights spread over the cities in
+/// order, two people per room, the city's lowest band) and `days` meals. With the cheapest
+/// intercity fares it is the budget floor of the solvability certificate.
+pub fn stay_floor(res: &Resources, cities: &[CityId], days: u32, min_meal_cost: u32) -> (u32, u32) {
+    let nights = days.saturating_sub(1);
+    let n = cities.len().max(1) as u32;
+    let hotel = cities
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let night = res.hotels[c as usize].iter().map(|h| h.price_low).min().unwrap_or(150);
+            night * (nights / n + u32::from((i as u32) < nights % n)) / 2
+        })
+        .sum();
+    (hotel, days * min_meal_cost)
+}
+
 pub const CHECKS: [&str; 8] = ["format", "poi_names", "contradictions", "reachability", "certificate.budget", "certificate.capacity", "certificate.opening", "certificate.shared_mode"];
 
 /// A finding about one task: where, what, and whether it was fixed.
@@ -247,14 +264,7 @@ impl<'a> Validator<'a> {
         }
         // budget: cheapest shared transport + hotel nights (two per room) + meals
         let transport_min: u32 = leg_fares.iter().sum();
-        let nights = days.saturating_sub(1);
-        let hotel_night_min = |c: CityId| res.hotels[c as usize].iter().map(|h| h.price_low).min().unwrap_or(150);
-        let per_city_nights = |i: usize| -> u32 {
-            let n = cities.len() as u32;
-            nights / n + u32::from((i as u32) < nights % n)
-        };
-        let hotel_min: u32 = cities.iter().enumerate().map(|(i, &c)| hotel_night_min(c) * per_city_nights(i) / 2).sum();
-        let meals_min = days * self.cfg.validate.min_meal_cost;
+        let (hotel_min, meals_min) = stay_floor(res, &cities, days, self.cfg.validate.min_meal_cost);
         let need = transport_min + hotel_min + meals_min;
         for u in &users {
             let b = t.user_preferences[u].preference.global_constraints.avg_budget;

@@ -1,7 +1,7 @@
 //! One self-contained HTML page: inline CSS, inline SVG charts, no script, no external resource.
 
 use super::svg::{Scale, Series, esc, hbars, vbars};
-use super::{MAX_ROWS, chi, count, diff, num, numeric, pct, scalar, yuan};
+use super::{Table, archetype_table, chi, conflict_table, count, cross_table, distance_table, diversity_table, dist_table, field_table, num, numeric, pct, scalar_table, user_table, yuan};
 use crate::audit::Audit;
 use crate::audit::compare::{Comparison, DistComparison};
 use crate::audit::report::{CrossTab, Report};
@@ -38,14 +38,14 @@ svg .lg{font-size:11px;fill:#333}svg .vl{font-size:9.5px;fill:#555}svg .grid{str
 struct Html(String);
 
 impl Html {
-    fn table(&mut self, head: &[&str], rows: &[Vec<String>], last_is_total: bool) {
+    fn table(&mut self, t: &Table) {
         self.0.push_str("<table><tr>");
-        for h in head {
+        for h in &t.head {
             let _ = write!(self.0, "<th>{}</th>", esc(h));
         }
         self.0.push_str("</tr>");
-        for (i, r) in rows.iter().enumerate() {
-            self.0.push_str(if last_is_total && i + 1 == rows.len() { "<tr class=\"all\">" } else { "<tr>" });
+        for (i, r) in t.rows.iter().enumerate() {
+            self.0.push_str(if t.last_is_total && i + 1 == t.rows.len() { "<tr class=\"all\">" } else { "<tr>" });
             for c in r {
                 let class = if numeric(c) { "" } else { " class=\"l\"" };
                 let _ = write!(self.0, "<td{class}>{}</td>", esc(c));
@@ -63,26 +63,6 @@ impl Html {
     fn p(&mut self, class: &str, s: &str) {
         let _ = write!(self.0, "<p class=\"{class}\">{}</p>", esc(s));
     }
-}
-
-fn cross_rows(t: &CrossTab, tasks: u64) -> Vec<Vec<String>> {
-    let mut rows: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|r| {
-            let mut row = vec![r.label.clone()];
-            row.extend(r.counts.iter().map(|&n| count(n)));
-            row.push(count(r.total));
-            row.push(pct((tasks > 0).then(|| r.total as f64 / tasks as f64)));
-            row
-        })
-        .collect();
-    let mut all = vec!["all".to_string()];
-    all.extend(t.class_totals().into_iter().map(count));
-    all.push(count(tasks));
-    all.push(String::new());
-    rows.push(all);
-    rows
 }
 
 /// Table 8 chart: counts per class, or shares of tasks side by side with the reference.
@@ -133,6 +113,17 @@ fn dist_hbars(title: &str, d: &DistComparison, reference: &str, rows: usize) -> 
     hbars(title, &cats, &series, Scale::Percent)
 }
 
+/// Shares side by side with the reference when compared, else our counts (the first `rows`).
+fn shares_or_counts(d: Option<&DistComparison>, reference: &str, title: &str, unit: &str, counts: impl Iterator<Item = (String, u64)>, rows: usize) -> String {
+    match d {
+        Some(d) => dist_hbars(&format!("{title} (share)"), d, reference, rows),
+        None => {
+            let (cats, values): (Vec<String>, Vec<f64>) = counts.take(rows).map(|(c, n)| (c, n as f64)).unzip();
+            hbars(&format!("{title} ({unit})"), &cats, &[Series { name: unit, color: OURS, light: false, values }], Scale::Count)
+        }
+    }
+}
+
 fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     let u = &r.users;
     let reference = if c.is_some() { "reference" } else { "" };
@@ -175,60 +166,28 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     }
     h.0.push_str("</div><div class=\"tables\">");
     for (_, t) in r.table8.tabs() {
-        let mut head = vec![t.title.as_str()];
-        head.extend(t.classes.iter().map(String::as_str));
-        head.extend(["total", "share"]);
-        h.table(&head, &cross_rows(t, r.tasks), true);
+        h.table(&cross_table(t, r.tasks));
     }
     h.0.push_str("</div>");
 
     h.h2("table5", "Archetypes (paper Table 5)");
     h.0.push_str("<div class=\"charts\">");
-    match dist("archetypes") {
-        Some(d) => h.chart(dist_hbars("Tasks per archetype (share)", d, reference, 40)),
-        None => {
-            let cats: Vec<String> = r.archetypes.iter().map(|a| format!("{} {}", a.group_id, a.group_name)).collect();
-            let s = [Series { name: "tasks", color: OURS, light: false, values: r.archetypes.iter().map(|a| a.tasks as f64).collect() }];
-            h.chart(hbars("Tasks per archetype", &cats, &s, Scale::Count));
-        }
-    }
-    let rows: Vec<Vec<String>> = r
-        .archetypes
-        .iter()
-        .map(|a| vec![a.group_id.clone(), a.group_name.clone(), count(a.tasks), pct((r.tasks > 0).then(|| a.tasks as f64 / r.tasks as f64))])
-        .collect();
+    let counts = r.archetypes.iter().map(|a| (format!("{} {}", a.group_id, a.group_name), a.tasks));
+    h.chart(shares_or_counts(dist("archetypes"), reference, "Tasks per archetype", "tasks", counts, 40));
     h.0.push_str("<div>");
-    h.table(&["group_id", "group_name", "tasks", "share"], &rows, false);
+    h.table(&archetype_table(r));
     h.0.push_str("</div></div>");
 
     h.h2("table9", "Preference fields (paper Table 9)");
     h.0.push_str("<div class=\"charts\">");
-    match dist("fields") {
-        Some(d) => h.chart(dist_hbars("Share of preference items per field", d, reference, 20)),
-        None => {
-            let cats: Vec<String> = r.fields.iter().map(|f| f.field.clone()).collect();
-            let s = [Series { name: "items", color: OURS, light: false, values: r.fields.iter().map(|f| f.count as f64).collect() }];
-            h.chart(hbars("Preference items per field (summed over users and cities)", &cats, &s, Scale::Count));
-        }
-    }
-    let rows: Vec<Vec<String>> = r.fields.iter().map(|f| vec![f.field.clone(), count(f.count), num(f.per_user, 2)]).collect();
+    let counts = r.fields.iter().map(|f| (f.field.clone(), f.count));
+    h.chart(shares_or_counts(dist("fields"), reference, "Preference items per field", "items", counts, 20));
     h.0.push_str("<div>");
-    h.table(&["field", "items", "per user"], &rows, false);
+    h.table(&field_table(r));
     h.0.push_str("</div></div>");
 
     h.h2("users", "Users, preference points, budget");
-    let mut rows = vec![
-        vec!["users with preferences".to_string(), count(u.users)],
-        vec!["users per task".to_string(), num(u.users_per_task, 2)],
-        vec!["members per task (N, skipped children included)".to_string(), num(u.members_per_task, 2)],
-        vec!["atomic preference points (list items + 3 scalars per user)".to_string(), count(u.atomic_points)],
-        vec!["points per user: mean / min / max".to_string(), format!("{} / {} / {}", num(u.points_per_user, 2), num(u.points_min.map(|x| x as f64), 0), num(u.points_max.map(|x| x as f64), 0))],
-        vec!["compromisable users".to_string(), format!("{} ({})", count(u.compromisable), pct(u.compromisable_share))],
-    ];
-    if let Some(b) = &r.budget {
-        rows.push(vec!["budget per person: min / median / mean / max".to_string(), format!("{} / {} / {} / {}", yuan(b.min as f64), yuan(b.median), yuan(b.mean), yuan(b.max as f64))]);
-    }
-    h.table(&["figure", "value"], &rows, false);
+    h.table(&user_table(r));
 
     h.h2("conflicts", "Conflicts between members");
     h.p("note", "A task has a conflict when one member's must item is another member's reject item: must_visit vs reject_visit and must_eat vs reject_eat in the same city, transport must vs reject.");
@@ -240,63 +199,37 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
         series.push(Series { name: reference, color: REF, light: true, values: refs });
     }
     h.chart(hbars("Share of tasks with a must/reject clash", &kinds, &series, Scale::Percent));
-    let rows: Vec<Vec<String>> = r
-        .conflicts
-        .iter()
-        .map(|x| vec![x.kind.clone(), count(x.tasks), pct(x.share), x.top.iter().take(6).map(|i| format!("{} ({})", i.label(), i.count)).collect::<Vec<_>>().join(", ")])
-        .collect();
     h.0.push_str("<div>");
-    h.table(&["kind", "tasks", "share", "most frequent clashing items (tasks)"], &rows, false);
+    h.table(&conflict_table(r));
     h.0.push_str("</div></div>");
 
     let d = &r.diversity;
     h.h2("diversity", "Diversity");
     h.0.push_str("<div class=\"charts\">");
-    match dist("destinations") {
-        Some(dc) => h.chart(dist_hbars("Destination frequency, top 30 (share of city visits)", dc, reference, 30)),
-        None => {
-            let top: Vec<_> = d.destinations.iter().take(30).collect();
-            let cats: Vec<String> = top.iter().map(|x| x.item.clone()).collect();
-            let s = [Series { name: "tasks", color: OURS, light: false, values: top.iter().map(|x| x.count as f64).collect() }];
-            h.chart(hbars("Destination frequency, top 30 (tasks)", &cats, &s, Scale::Count));
-        }
-    }
+    let counts = d.destinations.iter().map(|x| (x.item.clone(), x.count));
+    h.chart(shares_or_counts(dist("destinations"), reference, "Destination frequency, top 30", "tasks", counts, 30));
     h.0.push_str("<div>");
-    let rows = vec![
-        vec!["distinct destination cities".to_string(), count(d.destination_cities)],
-        vec!["distinct departure cities".to_string(), count(d.departure_cities)],
-        vec!["Gini of tasks per destination city".to_string(), num(d.destination_gini, 3)],
-        vec!["normalised Shannon entropy of destinations".to_string(), num(d.destination_entropy, 3)],
-        vec!["must_visit mentions / distinct POIs".to_string(), format!("{} / {}", count(d.must_visit_mentions), count(d.must_visit_distinct))],
-        vec!["share of must_visit held by the top 10 POIs".to_string(), pct(d.top10_must_visit_share)],
-    ];
-    h.table(&["figure", "value"], &rows, false);
-    let rows: Vec<Vec<String>> = d.top_must_visit.iter().take(10).map(|x| vec![x.item.clone(), x.city.clone().unwrap_or_default(), count(x.count)]).collect();
+    h.table(&diversity_table(d));
+    let rows = d.top_must_visit.iter().take(10).map(|x| vec![x.item.clone(), x.city.clone().unwrap_or_default(), count(x.count)]).collect();
     h.0.push_str("<h3>Top must_visit POIs</h3>");
-    h.table(&["POI", "city", "mentions"], &rows, false);
-    let rows: Vec<Vec<String>> = d.departures.iter().take(10).map(|x| vec![x.item.clone(), count(x.count)]).collect();
+    h.table(&Table::new(&["POI", "city", "mentions"], rows));
+    let rows = d.departures.iter().take(10).map(|x| vec![x.item.clone(), count(x.count)]).collect();
     h.0.push_str("<h3>Top departure cities</h3>");
-    h.table(&["departure city", "tasks"], &rows, false);
+    h.table(&Table::new(&["departure city", "tasks"], rows));
     h.0.push_str("</div></div>");
 }
 
 fn comparison(h: &mut Html, c: &Comparison) {
     h.h2("comparison", &format!("Comparison with {}", c.reference));
-    let rows: Vec<Vec<String>> = c.scalars.iter().map(|s| vec![s.title.to_string(), scalar(s.unit, s.ours), scalar(s.unit, s.reference), diff(s.unit, s.diff)]).collect();
     h.0.push_str("<div class=\"tables\"><div>");
-    h.table(&["figure", "ours", "reference", "ours − reference"], &rows, false);
+    h.table(&scalar_table(c));
     h.0.push_str("</div><div>");
-    let rows: Vec<Vec<String>> = c.dists.iter().map(|d| vec![d.title.to_string(), count(d.ours_total), count(d.reference_total), num(d.tvd, 3), chi(d)]).collect();
-    h.table(&["distribution", "ours (n)", "reference (n)", "TVD", "chi-square"], &rows, false);
+    h.table(&distance_table(c));
     h.p("note", "TVD: total variation distance of the share vectors (0 = same, 1 = disjoint). Chi-square: test of homogeneity of the two count vectors, computed when every expected count is at least 5.");
     h.0.push_str("</div></div>");
     for d in &c.dists {
         let _ = write!(h.0, "<details><summary>{} — TVD {}</summary>", esc(d.title), num(d.tvd, 3));
-        let mut rows: Vec<Vec<String>> = d.rows.iter().take(MAX_ROWS).map(|r| vec![r.label.clone(), count(r.ours), pct(r.ours_share), count(r.reference), pct(r.reference_share)]).collect();
-        if d.rows.len() > MAX_ROWS {
-            rows.push(vec![format!("… {} more categories", d.rows.len() - MAX_ROWS), String::new(), String::new(), String::new(), String::new()]);
-        }
-        h.table(&["category", "ours", "ours %", "reference", "reference %"], &rows, false);
+        h.table(&dist_table(d));
         h.p("note", &chi(d));
         h.0.push_str("</details>");
     }

@@ -49,27 +49,29 @@ pub struct Faults {
 const KINDS: [&str; 10] = ["429", "500", "timeout", "truncated", "malformed_body", "hallucinated", "bad_mode", "injection", "malformed_json", "fenced"];
 
 impl Faults {
-    fn rate(&self, kind: &str) -> f64 {
-        match kind {
-            "429" => self.rate_429,
-            "500" => self.rate_500,
-            "timeout" => self.rate_timeout,
-            "truncated" => self.rate_truncated_body,
-            "malformed_body" => self.rate_malformed_body,
-            "hallucinated" => self.rate_hallucinated,
-            "bad_mode" => self.rate_bad_mode,
-            "injection" => self.rate_injection,
-            "malformed_json" => self.rate_malformed_json,
-            "fenced" => self.rate_fenced,
-            _ => 0.0,
-        }
+    /// The share field of a fault kind (the names of `KINDS`).
+    pub fn rate_mut(&mut self, kind: &str) -> Option<&mut f64> {
+        Some(match kind {
+            "429" => &mut self.rate_429,
+            "500" => &mut self.rate_500,
+            "timeout" => &mut self.rate_timeout,
+            "truncated" => &mut self.rate_truncated_body,
+            "malformed_body" => &mut self.rate_malformed_body,
+            "hallucinated" => &mut self.rate_hallucinated,
+            "bad_mode" => &mut self.rate_bad_mode,
+            "injection" => &mut self.rate_injection,
+            "malformed_json" => &mut self.rate_malformed_json,
+            "fenced" => &mut self.rate_fenced,
+            _ => return None,
+        })
     }
     /// The kind forced on the `index`-th new request, if any.
     fn forced(&self, index: u64) -> Option<&'static str> {
-        if !self.each_kind_first {
+        if !self.each_kind_first || index as usize >= KINDS.len() {
             return None;
         }
-        KINDS.iter().copied().filter(|k| self.rate(k) > 0.0).nth(index as usize)
+        let mut rates = self.clone();
+        KINDS.iter().copied().filter(|k| rates.rate_mut(k).is_some_and(|r| *r > 0.0)).nth(index as usize)
     }
 }
 

@@ -58,7 +58,6 @@ struct Inner {
     max_corrections: u32,
     message_fallback: bool,
     rejections: Mutex<Vec<Value>>,
-    rejections_total: std::sync::atomic::AtomicU64,
 }
 
 /// How an attempt ended.
@@ -66,7 +65,10 @@ enum JobOut {
     Done(Generated),
     /// sound tables, opening lines still bad after the corrections: template lines stand in
     TemplateLines(Vec<(String, crate::task::Preference)>),
+    /// the request failed for good (the transport booked it)
     Failed(GenError),
+    /// every turn's reply was rejected (a model answering garbage counts against the run)
+    Rejected(GenError),
 }
 
 /// The base URL without credentials (for records).
@@ -166,7 +168,6 @@ impl LlmGenerator {
             max_corrections: l.max_corrections,
             message_fallback: l.message_fallback,
             rejections: Mutex::new(Vec::new()),
-            rejections_total: Default::default(),
         });
         Ok(LlmGenerator {
             inner,
@@ -222,9 +223,6 @@ impl LlmGenerator {
                 }));
             }
         }
-        if std::env::var_os("GTB_LLM_TRACE").is_some() {
-            eprintln!("llm trace: {} prompts built and spawned after {:.3} s", items.len(), t0.elapsed().as_secs_f64());
-        }
         let outs = self.rt.block_on(futures_util::future::join_all(handles));
         progress.stop();
         *self.busy.lock().expect("busy") += t0.elapsed();
@@ -232,7 +230,7 @@ impl LlmGenerator {
             .zip(items)
             .map(|(o, (ctx, attempt, _))| match o {
                 Ok(JobOut::Done(g)) => Ok(g),
-                Ok(JobOut::Failed(e)) => Err(e),
+                Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
                 Ok(JobOut::TemplateLines(tables)) => {
                     let mut rng = crate::rng::item_rng(ctx.seed, "llm-messages", &format!("{}#{attempt}", ctx.skeleton.task_id));
                     let messages = tables.iter().map(|(u, t)| messages::opening_message(ctx, u, t, &mut rng)).collect();
@@ -248,7 +246,7 @@ impl LlmGenerator {
     pub fn report(&self) -> Value {
         let s = &self.inner.stats;
         let g = |a: &std::sync::atomic::AtomicU64| Stats::get(a);
-        let cost = |p: u64, c: u64| p as f64 / 1e6 * self.cfg.price_input_per_mtok + c as f64 / 1e6 * self.cfg.price_output_per_mtok;
+        let cost = |p: u64, c: u64| self.cost(p, c);
         let round = |x: f64| (x * 1e6).round() / 1e6;
         json!({
             "generator": format!("openai {}", self.version),
@@ -279,9 +277,13 @@ impl LlmGenerator {
                 "dataset": round(cost(g(&s.prompt_tokens) + g(&s.cached_prompt_tokens), g(&s.completion_tokens) + g(&s.cached_completion_tokens))),
             },
             "generate_wall_seconds": (self.busy().as_secs_f64() * 1000.0).round() / 1000.0,
-            "rejections_total": self.inner.rejections_total.load(Ordering::Relaxed),
             "rejections": self.inner.rejections.lock().expect("rejections").clone(),
         })
+    }
+
+    /// The price of prompt and completion tokens at the configured rates.
+    fn cost(&self, prompt: u64, completion: u64) -> f64 {
+        prompt as f64 / 1e6 * self.cfg.price_input_per_mtok + completion as f64 / 1e6 * self.cfg.price_output_per_mtok
     }
 
     /// One line for the terminal.
@@ -293,7 +295,7 @@ impl LlmGenerator {
             g(&s.sent), g(&s.retries), g(&s.cached), g(&s.failed), g(&s.rejected_replies), g(&s.corrections), g(&s.message_fallbacks), g(&s.prompt_tokens), g(&s.completion_tokens)
         );
         if self.cfg.price_input_per_mtok > 0.0 || self.cfg.price_output_per_mtok > 0.0 {
-            let c = g(&s.prompt_tokens) as f64 / 1e6 * self.cfg.price_input_per_mtok + g(&s.completion_tokens) as f64 / 1e6 * self.cfg.price_output_per_mtok;
+            let c = self.cost(g(&s.prompt_tokens), g(&s.completion_tokens));
             line.push_str(&format!(", cost {c:.4} {}", self.cfg.currency));
         }
         line
@@ -326,20 +328,19 @@ impl LlmGenerator {
 impl Inner {
     /// The seed of one request: (run seed, task, attempt, turn).
     fn request_seed(seed: u64, task: &str, attempt: u32, turn: u32) -> u64 {
-        let d = blake3::hash(format!("gtb-llm-seed\0{seed}\0{task}\0{attempt}\0{turn}").as_bytes());
-        u64::from_le_bytes(d.as_bytes()[..8].try_into().expect("8 bytes")) & 0x7fff_ffff
+        use rand::RngCore;
+        // 31 bits: some servers take the seed as a signed 32-bit integer
+        crate::rng::item_rng(seed, "llm-request", &format!("{task}#{attempt}#{turn}")).next_u64() & 0x7fff_ffff
     }
 
     /// One task attempt: a conversation of at most 1 + max_corrections turns; books its outcome.
     async fn attempt(self: Arc<Self>, p: prompt::TaskPrompt, task: String, seed: u64, attempt: u32) -> JobOut {
         let out = self.converse(&p, &task, seed, attempt).await;
         match &out {
-            JobOut::Failed(e) => {
+            JobOut::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
+            JobOut::Rejected(e) => {
                 Stats::add(&self.stats.attempts_failed, 1);
-                // request failures were booked by the transport; rejected replies are booked here
-                if e.0.starts_with("LLM reply rejected") {
-                    self.transport.outcome(false, &e.0);
-                }
+                self.transport.outcome(false, &e.0);
             }
             _ => {
                 Stats::add(&self.stats.attempts_ok, 1);
@@ -383,12 +384,11 @@ impl Inner {
             }
         }
         let shown: Vec<String> = last_problems.iter().take(5).cloned().collect();
-        JobOut::Failed(GenError(format!("LLM reply rejected after {} turn(s): {}", self.max_corrections + 1, shown.join("; "))))
+        JobOut::Rejected(GenError(format!("LLM reply rejected after {} turn(s): {}", self.max_corrections + 1, shown.join("; "))))
     }
 
     fn reject(&self, task: &str, attempt: u32, turn: u32, c: &client::Completion, problems: &[String], fallback: bool) {
         Stats::add(&self.stats.rejected_replies, 1);
-        self.rejections_total.fetch_add(1, Ordering::Relaxed);
         let mut r = self.rejections.lock().expect("rejections");
         if r.len() < MAX_REJECTIONS_LISTED {
             r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "problems": problems}));

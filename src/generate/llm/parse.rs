@@ -8,7 +8,7 @@ use crate::resources::{Strategy, vocab};
 use crate::task::{AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference, Intensity, Message, Preference};
 use indexmap::IndexMap;
 use serde_json::Value;
-use unicode_normalization::UnicodeNormalization;
+use crate::validate::names::normalize;
 
 /// What a reply yields when its tables are sound: the tables (generation order) and the opening
 /// lines, or the problems of the lines alone (then a template may stand in).
@@ -68,11 +68,6 @@ pub fn extract_json(text: &str) -> Result<Value, String> {
         return Err("回复中的 JSON 不完整（可能被截断），请输出更紧凑的完整 JSON".into());
     }
     Err("回复中没有 JSON 对象".into())
-}
-
-/// Canonical comparison form of a name: NFKC, no whitespace, full-width brackets as ASCII.
-pub fn norm(s: &str) -> String {
-    s.nfkc().filter(|c| !c.is_whitespace()).collect::<String>()
 }
 
 struct Ctx<'a> {
@@ -208,8 +203,8 @@ impl Ctx<'_> {
         let poi = |must: bool| {
             move |s: &str| -> Result<String, String> {
                 let found = c.inventory.get_key_value(s).map(|(k, open)| (k.clone(), *open)).or_else(|| {
-                    let n = norm(s);
-                    c.inventory.iter().find(|(k, _)| norm(k) == n).map(|(k, open)| (k.clone(), *open))
+                    let n = normalize(s);
+                    c.inventory.iter().find(|(k, _)| normalize(k) == n).map(|(k, open)| (k.clone(), *open))
                 });
                 match found {
                     Some((k, true)) => Ok(k),
@@ -233,8 +228,8 @@ impl Ctx<'_> {
             if c.food.iter().any(|x| x == s) || vocab::is_food_category(s) || c.food_names.contains(s) {
                 return Ok(s.to_string());
             }
-            let n = norm(s);
-            c.food.iter().chain(c.food_names.iter()).find(|x| norm(x) == n).cloned().ok_or_else(|| format!("「{s}」不在{}的美食候选中", c.name))
+            let n = normalize(s);
+            c.food.iter().chain(c.food_names.iter()).find(|x| normalize(x) == n).cloned().ok_or_else(|| format!("「{s}」不在{}的美食候选中", c.name))
         };
         let must_visit = self.list(a.get("must_visit"), &format!("{path}.attractions.must_visit"), 1, 2, poi(true));
         let reject_visit = self.list(a.get("reject_visit"), &format!("{path}.attractions.reject_visit"), 0, 1, poi(false));
@@ -368,7 +363,7 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<String>> {
         let csp = cx.obj(mv.get("city_specific_preferences"), &csp_path).cloned().unwrap_or_default();
         let mut cities = IndexMap::new();
         for (ci, c) in p.cities.iter().enumerate() {
-            let raw = csp.get(&c.name).or_else(|| csp.iter().find(|(k, _)| norm(k) == norm(&c.name) || crate::resources::short_city_name(&c.name) == k.as_str()).map(|(_, v)| v));
+            let raw = csp.get(&c.name).or_else(|| csp.iter().find(|(k, _)| normalize(k) == normalize(&c.name) || crate::resources::short_city_name(&c.name) == k.as_str()).map(|(_, v)| v));
             let weak = !(m.strategy == Strategy::CopyMinor && reference.is_some());
             let mut cp = if raw.is_none() {
                 cx.bad(format!("{csp_path} 缺少城市「{}」", c.name));
@@ -390,7 +385,7 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<String>> {
             cities.insert(c.name.clone(), cp);
         }
         for k in csp.keys() {
-            if !p.cities.iter().any(|c| c.name == *k || norm(&c.name) == norm(k) || crate::resources::short_city_name(&c.name) == k.as_str()) {
+            if !p.cities.iter().any(|c| c.name == *k || normalize(&c.name) == normalize(k) || crate::resources::short_city_name(&c.name) == k.as_str()) {
                 cx.bad(format!("{csp_path} 含有行程之外的城市「{k}」"));
             }
         }

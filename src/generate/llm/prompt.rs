@@ -124,20 +124,8 @@ pub fn min_budget(ctx: &TaskContext, min_meal_cost: u32) -> u32 {
     let res = ctx.res;
     let legs = res.route_legs(ctx.hub, &ctx.cities);
     let transport: u32 = legs.iter().map(|&(a, b)| res.cheapest_fare(a, b, None).unwrap_or(0)).sum();
-    let days = ctx.skeleton.days;
-    let nights = days.saturating_sub(1);
-    let n = ctx.cities.len() as u32;
-    let hotel: u32 = ctx
-        .cities
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| {
-            let night = res.hotels[c as usize].iter().map(|h| h.price_low).min().unwrap_or(150);
-            let k = nights / n + u32::from((i as u32) < nights % n);
-            night * k / 2
-        })
-        .sum();
-    let need = transport + hotel + days * min_meal_cost;
+    let (hotel, meals) = crate::validate::stay_floor(res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
+    let need = transport + hotel + meals;
     need.div_ceil(100) * 100
 }
 
