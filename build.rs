@@ -6,12 +6,18 @@
 use std::path::Path;
 
 fn walk(dir: &Path, exts: &[&str], out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
             walk(&p, exts, out);
-        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| exts.contains(&e)) {
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| exts.contains(&e))
+        {
             out.push(p);
         }
     }
@@ -30,10 +36,14 @@ fn embed_data() {
     let mut code = String::from("&[\n");
     for f in &files {
         let rel = f.to_string_lossy().replace('\\', "/");
-        code.push_str(&format!("    ({rel:?}, include_bytes!({:?})),\n", format!("{root}/{rel}")));
+        code.push_str(&format!(
+            "    ({rel:?}, include_bytes!({:?})),\n",
+            format!("{root}/{rel}")
+        ));
     }
     code.push_str("]\n");
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_data.rs");
+    let out =
+        Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_data.rs");
     std::fs::write(out, code).expect("write embedded_data.rs");
 }
 
@@ -44,7 +54,11 @@ fn main() {
     // FNV-1a over paths and contents: no build dependency needed, stable across platforms
     let mut h: u64 = 0xcbf29ce484222325;
     for f in &files {
-        for b in f.to_string_lossy().bytes().chain(std::fs::read(f).unwrap_or_default()) {
+        for b in f
+            .to_string_lossy()
+            .bytes()
+            .chain(std::fs::read(f).unwrap_or_default())
+        {
             h ^= b as u64;
             h = h.wrapping_mul(0x100000001b3);
         }

@@ -5,7 +5,7 @@
 //! cities and short legs; every tier-1/2 city, and every city no multi-city cluster covers, is
 //! also a single-city cluster; the table stops at `target` clusters.
 
-use crate::resources::{Cluster, CityId, InputError, Resources, table::read_csv};
+use crate::resources::{CityId, Cluster, InputError, Resources, table::read_csv};
 use rstar::{RTree, primitives::GeomWithData};
 use std::path::Path;
 
@@ -18,14 +18,24 @@ pub struct ClusterParams {
 
 impl Default for ClusterParams {
     fn default() -> Self {
-        ClusterParams { target: 175, max_leg_km: 260.0, max_span_km: 420.0 }
+        ClusterParams {
+            target: 175,
+            max_leg_km: 260.0,
+            max_span_km: 420.0,
+        }
     }
 }
 
 /// Great-circle distance in km.
 pub fn haversine_km(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (la1, lo1, la2, lo2) = (a.0.to_radians(), a.1.to_radians(), b.0.to_radians(), b.1.to_radians());
-    let h = ((la2 - la1) / 2.0).sin().powi(2) + la1.cos() * la2.cos() * ((lo2 - lo1) / 2.0).sin().powi(2);
+    let (la1, lo1, la2, lo2) = (
+        a.0.to_radians(),
+        a.1.to_radians(),
+        b.0.to_radians(),
+        b.1.to_radians(),
+    );
+    let h = ((la2 - la1) / 2.0).sin().powi(2)
+        + la1.cos() * la2.cos() * ((lo2 - lo1) / 2.0).sin().powi(2);
     2.0 * 6371.0 * h.sqrt().asin()
 }
 
@@ -40,8 +50,12 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
     let pos = |c: CityId| (res.city(c).lat, res.city(c).lng);
     let dist = |a: CityId, b: CityId| haversine_km(pos(a), pos(b));
     let weight = |c: CityId| [3.0, 2.0, 1.0][res.city(c).tier as usize - 1];
-    let tree: RTree<GeomWithData<[f64; 2], CityId>> =
-        RTree::bulk_load(dests.iter().map(|&c| GeomWithData::new(planar(pos(c).0, pos(c).1), c)).collect());
+    let tree: RTree<GeomWithData<[f64; 2], CityId>> = RTree::bulk_load(
+        dests
+            .iter()
+            .map(|&c| GeomWithData::new(planar(pos(c).0, pos(c).1), c))
+            .collect(),
+    );
     // neighbours within a leg, same region (search radius padded for the planar approximation)
     let neigh = |c: CityId| -> Vec<CityId> {
         let q = planar(pos(c).0, pos(c).1);
@@ -49,7 +63,9 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
         let mut v: Vec<CityId> = tree
             .locate_within_distance(q, r * r)
             .map(|g| g.data)
-            .filter(|&o| o != c && res.city(o).region == res.city(c).region && dist(c, o) <= p.max_leg_km)
+            .filter(|&o| {
+                o != c && res.city(o).region == res.city(c).region && dist(c, o) <= p.max_leg_km
+            })
             .collect();
         v.sort();
         v
@@ -73,7 +89,9 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
                 if dist(x, y) <= p.max_span_km {
                     let len = dist(x, a) + dist(a, y);
                     let mut v = vec![x, a, y];
-                    if res.city(y).tier < res.city(x).tier || (res.city(y).tier == res.city(x).tier && y < x) {
+                    if res.city(y).tier < res.city(x).tier
+                        || (res.city(y).tier == res.city(x).tier && y < x)
+                    {
                         v.reverse();
                     }
                     triples.push(((weight(x) + weight(a) + weight(y)) / (1.0 + len / 200.0), v));
@@ -96,15 +114,27 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
     // Single-city clusters: every tier-1/2 city, and every city no multi-city cluster covers.
     // Multi-city clusters are added until singles + multi reach the target.
     let popular = dests.iter().filter(|&&c| res.city(c).tier <= 2).count();
-    let singles_needed = |covered: &std::collections::HashSet<CityId>| popular + dests.iter().filter(|&&c| res.city(c).tier > 2 && !covered.contains(&c)).count();
+    let singles_needed = |covered: &std::collections::HashSet<CityId>| {
+        popular
+            + dests
+                .iter()
+                .filter(|&&c| res.city(c).tier > 2 && !covered.contains(&c))
+                .count()
+    };
     let mut covered = std::collections::HashSet::new();
     let mut chosen: Vec<Vec<CityId>> = Vec::new();
     let (mut pi, mut ti) = (vec![true; pairs.len()], vec![true; triples.len()]);
     // the free candidate that brings the most cities not yet in a multi-city cluster (ties: the
     // better score, i.e. the earlier candidate), so that multi-city trips reach many cities
-    let take = |cands: &Vec<(f64, Vec<CityId>)>, free: &mut Vec<bool>, covered: &mut std::collections::HashSet<CityId>, strict: bool| -> Option<Vec<CityId>> {
+    let take = |cands: &Vec<(f64, Vec<CityId>)>,
+                free: &mut Vec<bool>,
+                covered: &mut std::collections::HashSet<CityId>,
+                strict: bool|
+     -> Option<Vec<CityId>> {
         let fresh = |i: usize| cands[i].1.iter().filter(|c| !covered.contains(c)).count();
-        let i = (0..cands.len()).filter(|&i| free[i] && (!strict || fresh(i) > 0)).max_by(|&a, &b| fresh(a).cmp(&fresh(b)).then(b.cmp(&a)))?;
+        let i = (0..cands.len())
+            .filter(|&i| free[i] && (!strict || fresh(i) > 0))
+            .max_by(|&a, &b| fresh(a).cmp(&fresh(b)).then(b.cmp(&a)))?;
         free[i] = false;
         covered.extend(cands[i].1.iter().copied());
         Some(cands[i].1.clone())
@@ -114,9 +144,11 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
         let from_triples = turn % 2 == 1;
         turn += 1;
         let got = if from_triples {
-            take(&triples, &mut ti, &mut covered, true).or_else(|| take(&triples, &mut ti, &mut covered, false))
+            take(&triples, &mut ti, &mut covered, true)
+                .or_else(|| take(&triples, &mut ti, &mut covered, false))
         } else {
-            take(&pairs, &mut pi, &mut covered, true).or_else(|| take(&pairs, &mut pi, &mut covered, false))
+            take(&pairs, &mut pi, &mut covered, true)
+                .or_else(|| take(&pairs, &mut pi, &mut covered, false))
         };
         match got {
             Some(v) => chosen.push(v),
@@ -128,9 +160,17 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
     let mut singles: Vec<Cluster> = dests
         .iter()
         .filter(|&&c| res.city(c).tier <= 2 || !covered.contains(&c))
-        .map(|&c| Cluster { id: String::new(), region: res.city(c).region.clone(), cities: vec![c] })
+        .map(|&c| Cluster {
+            id: String::new(),
+            region: res.city(c).region.clone(),
+            cities: vec![c],
+        })
         .collect();
-    singles.extend(chosen.into_iter().map(|v| Cluster { id: String::new(), region: res.city(v[0]).region.clone(), cities: v }));
+    singles.extend(chosen.into_iter().map(|v| Cluster {
+        id: String::new(),
+        region: res.city(v[0]).region.clone(),
+        cities: v,
+    }));
     for (i, c) in singles.iter_mut().enumerate() {
         c.id = format!("K{:03}", i + 1);
     }
@@ -141,7 +181,11 @@ pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
 pub fn to_csv(res: &Resources, clusters: &[Cluster]) -> String {
     let mut s = String::from("id,region,cities\n");
     for c in clusters {
-        let names: Vec<&str> = c.cities.iter().map(|&x| res.city(x).name.as_str()).collect();
+        let names: Vec<&str> = c
+            .cities
+            .iter()
+            .map(|&x| res.city(x).name.as_str())
+            .collect();
         s.push_str(&format!("{},{},{}\n", c.id, c.region, names.join("|")));
     }
     s
@@ -152,16 +196,28 @@ pub fn load(path: &Path, res: &Resources) -> Result<Vec<Cluster>, InputError> {
     read_csv(path, |r| {
         let names = r.list("cities")?;
         if names.is_empty() || names.len() > 3 {
-            return Err(r.err("cities", format!("a cluster has 1..3 cities, found {}", names.len())));
+            return Err(r.err(
+                "cities",
+                format!("a cluster has 1..3 cities, found {}", names.len()),
+            ));
         }
         let mut cities = Vec::new();
         for n in &names {
-            let id = res.city_id(n).ok_or_else(|| r.err("cities", format!("unknown city {n:?}")))?;
+            let id = res
+                .city_id(n)
+                .ok_or_else(|| r.err("cities", format!("unknown city {n:?}")))?;
             if res.attractions[id as usize].is_empty() {
-                return Err(r.err("cities", format!("{n:?} has no attractions, so it cannot be a destination")));
+                return Err(r.err(
+                    "cities",
+                    format!("{n:?} has no attractions, so it cannot be a destination"),
+                ));
             }
             cities.push(id);
         }
-        Ok(Cluster { id: r.text("id")?, region: r.text("region")?, cities })
+        Ok(Cluster {
+            id: r.text("id")?,
+            region: r.text("region")?,
+            cities,
+        })
     })
 }

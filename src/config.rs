@@ -37,7 +37,16 @@ impl Default for Paths {
 impl Paths {
     /// Resolve relative paths against a base directory (the config file's folder).
     pub fn rebase(&mut self, base: &Path) {
-        for p in [&mut self.cities, &mut self.attractions, &mut self.food, &mut self.hotels, &mut self.transport, &mut self.profiles, &mut self.archetypes, &mut self.clusters] {
+        for p in [
+            &mut self.cities,
+            &mut self.attractions,
+            &mut self.food,
+            &mut self.hotels,
+            &mut self.transport,
+            &mut self.profiles,
+            &mut self.archetypes,
+            &mut self.clusters,
+        ] {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
@@ -61,7 +70,15 @@ pub struct Run {
 
 impl Default for Run {
     fn default() -> Self {
-        Run { seed: 1, n: 650, out: "output".into(), work_dir: "output/.work".into(), reports: "validation_reports".into(), threads: 0, generator: "offline".into() }
+        Run {
+            seed: 1,
+            n: 650,
+            out: "output".into(),
+            work_dir: "output/.work".into(),
+            reports: "validation_reports".into(),
+            threads: 0,
+            generator: "offline".into(),
+        }
     }
 }
 
@@ -98,7 +115,13 @@ impl Default for Sample {
             thresholds: None,
             target_cities: [[116.0, 43.0, 0.0], [82.0, 131.0, 48.0], [2.0, 76.0, 152.0]],
             target_days: [[144.0, 66.0, 0.0], [56.0, 134.0, 109.0], [0.0, 50.0, 91.0]],
-            target_size: [[75.0, 15.0, 0.0], [76.0, 50.0, 0.0], [33.0, 72.0, 0.0], [16.0, 65.0, 123.0], [0.0, 48.0, 77.0]],
+            target_size: [
+                [75.0, 15.0, 0.0],
+                [76.0, 50.0, 0.0],
+                [33.0, 72.0, 0.0],
+                [16.0, 65.0, 123.0],
+                [0.0, 48.0, 77.0],
+            ],
             size_totals_from_targets: true,
         }
     }
@@ -118,14 +141,22 @@ impl Sample {
         if total == n {
             return self.quotas;
         }
-        let exact: Vec<f64> = self.quotas.iter().map(|&q| q as f64 * n as f64 / total as f64).collect();
+        let exact: Vec<f64> = self
+            .quotas
+            .iter()
+            .map(|&q| q as f64 * n as f64 / total as f64)
+            .collect();
         let mut out = [0usize; 3];
         for i in 0..3 {
             out[i] = exact[i].floor() as usize;
         }
         let mut rest = n - out.iter().sum::<usize>();
         let mut order: Vec<usize> = (0..3).collect();
-        order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| {
+            (exact[b] - exact[b].floor())
+                .total_cmp(&(exact[a] - exact[a].floor()))
+                .then(a.cmp(&b))
+        });
         for i in order {
             if rest == 0 {
                 break;
@@ -148,7 +179,11 @@ pub struct Conflicts {
 
 impl Default for Conflicts {
     fn default() -> Self {
-        Conflicts { attractions: 0.331, food: 0.212, transport: 0.008 }
+        Conflicts {
+            attractions: 0.331,
+            food: 0.212,
+            transport: 0.008,
+        }
     }
 }
 
@@ -162,7 +197,10 @@ pub struct Generate {
 
 impl Default for Generate {
     fn default() -> Self {
-        Generate { conflicts: Conflicts::default(), max_tries: 3 }
+        Generate {
+            conflicts: Conflicts::default(),
+            max_tries: 3,
+        }
     }
 }
 
@@ -179,7 +217,11 @@ pub struct Validate {
 
 impl Default for Validate {
     fn default() -> Self {
-        Validate { fuzzy_threshold: 0.88, fuzzy_margin: 0.03, min_meal_cost: 60 }
+        Validate {
+            fuzzy_threshold: 0.88,
+            fuzzy_margin: 0.03,
+            min_meal_cost: 60,
+        }
     }
 }
 
@@ -276,9 +318,13 @@ pub struct Config {
 impl Config {
     /// Read a config file; relative paths in it are taken from the file's folder.
     pub fn from_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading config {}", path.display()))?;
         let mut cfg: Config = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
+            let line = e
+                .span()
+                .map(|s| text[..s.start].matches('\n').count() + 1)
+                .unwrap_or(0);
             anyhow::anyhow!("{}:{}: {}", path.display(), line, e.message())
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
@@ -289,13 +335,24 @@ impl Config {
     /// Check every knob once, with messages that name the setting.
     pub fn validate(&self) -> Result<()> {
         let s = &self.sample;
-        let d0 = chrono::NaiveDate::parse_from_str(&s.date_start, "%Y-%m-%d").with_context(|| format!("sample.date_start {:?} is not YYYY-MM-DD", s.date_start))?;
-        let d1 = chrono::NaiveDate::parse_from_str(&s.date_end, "%Y-%m-%d").with_context(|| format!("sample.date_end {:?} is not YYYY-MM-DD", s.date_end))?;
+        let d0 = chrono::NaiveDate::parse_from_str(&s.date_start, "%Y-%m-%d")
+            .with_context(|| format!("sample.date_start {:?} is not YYYY-MM-DD", s.date_start))?;
+        let d1 = chrono::NaiveDate::parse_from_str(&s.date_end, "%Y-%m-%d")
+            .with_context(|| format!("sample.date_end {:?} is not YYYY-MM-DD", s.date_end))?;
         if d1 < d0 {
-            bail!("sample.date_end {} is before sample.date_start {}", s.date_end, s.date_start);
+            bail!(
+                "sample.date_end {} is before sample.date_start {}",
+                s.date_end,
+                s.date_start
+            );
         }
-        if s.tier_weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || s.tier_weights.iter().sum::<f64>() <= 0.0 {
-            bail!("sample.tier_weights must be non-negative with a positive sum, got {:?}", s.tier_weights);
+        if s.tier_weights.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+            || s.tier_weights.iter().sum::<f64>() <= 0.0
+        {
+            bail!(
+                "sample.tier_weights must be non-negative with a positive sum, got {:?}",
+                s.tier_weights
+            );
         }
         if s.quotas.iter().sum::<usize>() == 0 {
             bail!("sample.quotas must not all be zero");
@@ -305,9 +362,17 @@ impl Config {
         }
         let t = s.thresholds();
         if t.easy_below > t.hard_above {
-            bail!("sample.thresholds: easy_below {} is above hard_above {}", t.easy_below, t.hard_above);
+            bail!(
+                "sample.thresholds: easy_below {} is above hard_above {}",
+                t.easy_below,
+                t.hard_above
+            );
         }
-        for (name, v) in [("attractions", self.generate.conflicts.attractions), ("food", self.generate.conflicts.food), ("transport", self.generate.conflicts.transport)] {
+        for (name, v) in [
+            ("attractions", self.generate.conflicts.attractions),
+            ("food", self.generate.conflicts.food),
+            ("transport", self.generate.conflicts.transport),
+        ] {
             if !(0.0..=1.0).contains(&v) {
                 bail!("generate.conflicts.{name} must be a share in 0..1, got {v}");
             }
@@ -316,7 +381,10 @@ impl Config {
             bail!("validate.fuzzy_threshold must be in 0..1");
         }
         if self.run.generator != "offline" && self.run.generator != "openai" {
-            bail!("run.generator must be \"offline\" or \"openai\", got {:?}", self.run.generator);
+            bail!(
+                "run.generator must be \"offline\" or \"openai\", got {:?}",
+                self.run.generator
+            );
         }
         Ok(())
     }
@@ -346,7 +414,10 @@ mod tests {
         cfg.validate().unwrap();
         let mut def = Config::default();
         def.paths.rebase(path.parent().unwrap());
-        assert_eq!(cfg, def, "gtb.toml documents the defaults; keep them in step");
+        assert_eq!(
+            cfg, def,
+            "gtb.toml documents the defaults; keep them in step"
+        );
     }
 
     #[test]

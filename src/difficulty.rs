@@ -69,10 +69,16 @@ pub struct Thresholds {
 
 impl Thresholds {
     pub fn release() -> Self {
-        Thresholds { easy_below: 3.0, hard_above: 4.0 }
+        Thresholds {
+            easy_below: 3.0,
+            hard_above: 4.0,
+        }
     }
     pub fn paper() -> Self {
-        Thresholds { easy_below: 2.8, hard_above: 4.2 }
+        Thresholds {
+            easy_below: 2.8,
+            hard_above: 4.2,
+        }
     }
 }
 
@@ -80,13 +86,19 @@ impl Thresholds {
 pub fn score(formula: Formula, n: u32, c: u32, d: u32) -> Score {
     let (n, c, d) = (n as i64, c as i64, d as i64);
     match formula {
-        Formula::Release => Score { num: 2 * d.min(6) + 2 * c + 3 * n - 6, den: 6 },
+        Formula::Release => Score {
+            num: 2 * d.min(6) + 2 * c + 3 * n - 6,
+            den: 6,
+        },
         Formula::Paper => {
             // ordinal scales 1..5: N 2..6 -> 1..5; D 2..7 -> 1..5 (6 and 7 both 5); C 1..3 -> 1,3,5
             let f_n = (n - 1).clamp(1, 5);
             let f_d = (d - 1).clamp(1, 5);
             let f_c = (2 * c - 1).clamp(1, 5);
-            Score { num: 5 * f_n + 3 * f_d + 2 * f_c, den: 10 }
+            Score {
+                num: 5 * f_n + 3 * f_d + 2 * f_c,
+                den: 10,
+            }
         }
     }
 }
@@ -123,7 +135,10 @@ mod tests {
         let s = score(Formula::Release, 2, 3, 6);
         assert_eq!(s.rounded(), 3.0);
         assert_eq!(classify(s, Thresholds::release()), Class::Medium);
-        assert_eq!(classify(score(Formula::Release, 6, 3, 7), Thresholds::release()), Class::Hard);
+        assert_eq!(
+            classify(score(Formula::Release, 6, 3, 7), Thresholds::release()),
+            Class::Hard
+        );
     }
 
     #[test]

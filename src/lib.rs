@@ -20,4 +20,8 @@ pub mod task;
 pub mod validate;
 
 /// Version of the code that shapes outputs; part of every stage fingerprint.
-pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+src.", env!("GTB_SOURCE_DIGEST"));
+pub const CODE_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+src.",
+    env!("GTB_SOURCE_DIGEST")
+);

@@ -60,7 +60,9 @@ pub struct WorkDir {
 
 impl WorkDir {
     pub fn new(root: &Path) -> Self {
-        WorkDir { root: root.to_path_buf() }
+        WorkDir {
+            root: root.to_path_buf(),
+        }
     }
     pub fn artifact(&self, stage: &str) -> PathBuf {
         self.root.join(format!("{stage}.jsonl"))
@@ -70,8 +72,12 @@ impl WorkDir {
     }
     /// Decide whether a stage must run.
     pub fn decide(&self, stage: &str, fp: &Fingerprint, extra_outputs: &[&Path]) -> Decision {
-        let Ok(text) = std::fs::read(self.fp_path(stage)) else { return Decision::Rerun("no previous run".into()) };
-        let Ok(old) = serde_json::from_slice::<Fingerprint>(&text) else { return Decision::Rerun("previous fingerprint unreadable".into()) };
+        let Ok(text) = std::fs::read(self.fp_path(stage)) else {
+            return Decision::Rerun("no previous run".into());
+        };
+        let Ok(old) = serde_json::from_slice::<Fingerprint>(&text) else {
+            return Decision::Rerun("previous fingerprint unreadable".into());
+        };
         if let Some(r) = fp.reason_against(&old) {
             return Decision::Rerun(r);
         }
@@ -86,11 +92,13 @@ impl WorkDir {
     /// Persist a stage's artifact, then its fingerprint (so a crash in between reruns it).
     pub fn commit(&self, stage: &str, fp: &Fingerprint, artifact: &[u8]) -> Result<()> {
         write_atomic(&self.artifact(stage), artifact)?;
-        write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?).context("writing fingerprint")
+        write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?)
+            .context("writing fingerprint")
     }
     /// Record a stage's fingerprint after its artifact was put in place by the stage itself.
     pub fn commit_fingerprint(&self, stage: &str, fp: &Fingerprint) -> Result<()> {
-        write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?).context("writing fingerprint")
+        write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?)
+            .context("writing fingerprint")
     }
     pub fn read_artifact(&self, stage: &str) -> Result<Vec<u8>> {
         let p = self.artifact(stage);
@@ -110,10 +118,14 @@ pub fn to_jsonl<T: serde::Serialize>(items: &[T]) -> Vec<u8> {
 
 /// Decode JSON lines, naming the line of any error.
 pub fn from_jsonl<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &Path) -> Result<Vec<T>> {
-    let text = std::str::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", what.display()))?;
+    let text =
+        std::str::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", what.display()))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| anyhow::anyhow!("{}:{}: {e}", what.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", what.display(), i + 1))
+        })
         .collect()
 }

@@ -9,10 +9,18 @@ use std::io;
 pub struct PyFormatter;
 
 impl Formatter for PyFormatter {
-    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         if first { Ok(()) } else { w.write_all(b", ") }
     }
-    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         if first { Ok(()) } else { w.write_all(b", ") }
     }
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
@@ -21,7 +29,10 @@ impl Formatter for PyFormatter {
 }
 
 /// Append one value as a Python-style JSON line (without the newline).
-pub fn write_value<W: io::Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
+pub fn write_value<W: io::Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+) -> serde_json::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(out, PyFormatter);
     value.serialize(&mut ser)
 }

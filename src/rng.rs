@@ -3,8 +3,8 @@
 //! Every random decision draws from a ChaCha stream derived from (seed, stage, item id), so
 //! results do not depend on thread count or on the order in which items are processed.
 
-use rand_chacha::ChaCha8Rng;
 use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 /// The RNG for one item of one stage.
 pub fn item_rng(seed: u64, stage: &str, item: &str) -> ChaCha8Rng {

@@ -84,21 +84,43 @@ impl<'a> Sampler<'a> {
     }
 
     /// A sampler whose destinations avoid some cities (held out for another split).
-    pub fn excluding(cfg: &'a Config, res: &'a Resources, n: usize, held_out: &[crate::resources::CityId]) -> Result<Self> {
+    pub fn excluding(
+        cfg: &'a Config,
+        res: &'a Resources,
+        n: usize,
+        held_out: &[crate::resources::CityId],
+    ) -> Result<Self> {
         let s = &cfg.sample;
         if res.clusters.is_empty() {
-            bail!("no destination clusters: run `gtb clusters` (expected {})", cfg.paths.clusters.display());
+            bail!(
+                "no destination clusters: run `gtb clusters` (expected {})",
+                cfg.paths.clusters.display()
+            );
         }
         let mut clusters_by_size: [Vec<&Cluster>; 3] = Default::default();
         for c in &res.clusters {
             // a cluster no hub can reach leg by leg cannot host a task
-            let reachable = res.hubs().any(|h| !c.cities.contains(&h) && res.route_legs(h, &c.cities).iter().all(|&(a, b)| !res.transport(a, b).is_empty()));
+            let reachable = res.hubs().any(|h| {
+                !c.cities.contains(&h)
+                    && res
+                        .route_legs(h, &c.cities)
+                        .iter()
+                        .all(|&(a, b)| !res.transport(a, b).is_empty())
+            });
             if reachable && !c.cities.iter().any(|x| held_out.contains(x)) {
                 clusters_by_size[c.cities.len() - 1].push(c);
             }
         }
         let cluster_weights = clusters_by_size.clone().map(|v| {
-            v.iter().map(|c| c.cities.iter().map(|&x| s.tier_weights[res.city(x).tier as usize - 1]).sum::<f64>() / c.cities.len() as f64).collect::<Vec<f64>>()
+            v.iter()
+                .map(|c| {
+                    c.cities
+                        .iter()
+                        .map(|&x| s.tier_weights[res.city(x).tier as usize - 1])
+                        .sum::<f64>()
+                        / c.cities.len() as f64
+                })
+                .collect::<Vec<f64>>()
         });
         // eligible profiles
         let mut eligible = Vec::new();
@@ -108,11 +130,28 @@ impl<'a> Sampler<'a> {
                 let mut g: [Vec<usize>; 2] = Default::default();
                 for (gi, gender) in [Some("男"), Some("女")].into_iter().enumerate() {
                     let group_gender = if a.same_gender { gender } else { None };
-                    g[gi] = res.profiles.iter().enumerate().filter(|(_, p)| slot.filter.accepts(p, group_gender)).map(|(i, _)| i).collect();
+                    g[gi] = res
+                        .profiles
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| slot.filter.accepts(p, group_gender))
+                        .map(|(i, _)| i)
+                        .collect();
                 }
-                let need = if a.same_gender { g[0].len().min(g[1].len()) } else { g[0].len() };
+                let need = if a.same_gender {
+                    g[0].len().min(g[1].len())
+                } else {
+                    g[0].len()
+                };
                 if need < a.slots.len() {
-                    bail!("archetype {} slot {} ({}): only {} profiles match its filter {:?}; widen the filter or add profiles", a.group_id, slot.user, slot.role, need, slot.filter);
+                    bail!(
+                        "archetype {} slot {} ({}): only {} profiles match its filter {:?}; widen the filter or add profiles",
+                        a.group_id,
+                        slot.user,
+                        slot.role,
+                        need,
+                        slot.filter
+                    );
                 }
                 per_slot.push(g);
             }
@@ -128,21 +167,36 @@ impl<'a> Sampler<'a> {
                 }
                 for d in day_range(c) {
                     let sc = difficulty::score(s.difficulty, a.size(), c, d);
-                    cells.push(Cell { archetype: ai, cities: c, days: d, class: difficulty::classify(sc, thresholds), score: sc.rounded(), weight: a.share as f64 });
+                    cells.push(Cell {
+                        archetype: ai,
+                        cities: c,
+                        days: d,
+                        class: difficulty::classify(sc, thresholds),
+                        score: sc.rounded(),
+                        weight: a.share as f64,
+                    });
                 }
             }
         }
         fit(&mut cells, cfg, res);
         let quotas = s.quotas_for(n);
         for k in Class::ALL {
-            let w: f64 = cells.iter().filter(|c| c.class == k).map(|c| c.weight).sum();
+            let w: f64 = cells
+                .iter()
+                .filter(|c| c.class == k)
+                .map(|c| c.weight)
+                .sum();
             if quotas[k.index()] > 0 && !(w > 0.0) {
                 let any = cells.iter().any(|c| c.class == k);
                 bail!(
                     "unsatisfiable quotas: {} {} tasks requested, but {} under the {:?} difficulty formula with thresholds {:?}; change sample.quotas, sample.difficulty or sample.thresholds",
                     quotas[k.index()],
                     k.as_str(),
-                    if any { "every (archetype, cities, days) combination of that class has zero target weight" } else { "no (archetype, cities, days) combination falls in that class" },
+                    if any {
+                        "every (archetype, cities, days) combination of that class has zero target weight"
+                    } else {
+                        "no (archetype, cities, days) combination falls in that class"
+                    },
                     s.difficulty,
                     thresholds
                 );
@@ -152,16 +206,25 @@ impl<'a> Sampler<'a> {
         // fitted weights, so the split reproduces the fitted joint without sampling noise
         let mut cell_plan = Vec::with_capacity(n);
         for k in Class::ALL {
-            let idx: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].class == k && cells[i].weight > 0.0).collect();
+            let idx: Vec<usize> = (0..cells.len())
+                .filter(|&i| cells[i].class == k && cells[i].weight > 0.0)
+                .collect();
             let total: f64 = idx.iter().map(|&i| cells[i].weight).sum();
             let q = quotas[k.index()];
             if q == 0 || idx.is_empty() {
                 continue;
             }
-            let exact: Vec<f64> = idx.iter().map(|&i| cells[i].weight / total * q as f64).collect();
+            let exact: Vec<f64> = idx
+                .iter()
+                .map(|&i| cells[i].weight / total * q as f64)
+                .collect();
             let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
             let mut order: Vec<usize> = (0..idx.len()).collect();
-            order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+            order.sort_by(|&a, &b| {
+                (exact[b] - exact[b].floor())
+                    .total_cmp(&(exact[a] - exact[a].floor()))
+                    .then(a.cmp(&b))
+            });
             let rest = q - counts.iter().sum::<usize>();
             for &o in order.iter().take(rest) {
                 counts[o] += 1;
@@ -175,24 +238,47 @@ impl<'a> Sampler<'a> {
         let pool = (n * 4800).div_ceil(650).max(n + 64) as u32;
         let mut ids: Vec<u32> = (1..=pool).collect();
         ids.shuffle(&mut item_rng(cfg.run.seed, "sample", "task-ids"));
-        Ok(Sampler { cfg, res, cells, clusters_by_size, cluster_weights, eligible, quotas, cell_plan, ids })
+        Ok(Sampler {
+            cfg,
+            res,
+            cells,
+            clusters_by_size,
+            cluster_weights,
+            eligible,
+            quotas,
+            cell_plan,
+            ids,
+        })
     }
 
     /// The class of each of the first n tasks (replacements take the class of the task they
     /// replace).
     pub fn class_plan(&self) -> Vec<Class> {
-        self.cell_plan.iter().map(|&c| self.cells[c].class).collect()
+        self.cell_plan
+            .iter()
+            .map(|&c| self.cells[c].class)
+            .collect()
     }
 
     /// `k` destination cities held out of training splits: a seeded, tier-weighted choice.
-    pub fn held_out_cities(cfg: &Config, res: &Resources, k: usize) -> Vec<crate::resources::CityId> {
+    pub fn held_out_cities(
+        cfg: &Config,
+        res: &Resources,
+        k: usize,
+    ) -> Vec<crate::resources::CityId> {
         let mut rng = item_rng(cfg.run.seed, "sample", "held-out-cities");
-        let dests: Vec<crate::resources::CityId> = res.destinations().filter(|&c| !res.city(c).hub).collect();
-        let w: Vec<f64> = dests.iter().map(|&c| cfg.sample.tier_weights[res.city(c).tier as usize - 1]).collect();
+        let dests: Vec<crate::resources::CityId> =
+            res.destinations().filter(|&c| !res.city(c).hub).collect();
+        let w: Vec<f64> = dests
+            .iter()
+            .map(|&c| cfg.sample.tier_weights[res.city(c).tier as usize - 1])
+            .collect();
         let mut w2 = w.clone();
         let mut out = Vec::new();
         while out.len() < k.min(dests.len()) {
-            let Some(i) = weighted_index(&mut rng, &w2) else { break };
+            let Some(i) = weighted_index(&mut rng, &w2) else {
+                break;
+            };
             out.push(dests[i]);
             w2[i] = 0.0;
         }
@@ -219,15 +305,29 @@ impl<'a> Sampler<'a> {
         };
         let a = &res.archetypes[cell.archetype];
         let size = cell.cities as usize - 1;
-        let cluster = self.clusters_by_size[size][weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty")];
+        let cluster = self.clusters_by_size[size]
+            [weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty")];
         // a hub from which every leg of the trip has some service
-        let hubs: Vec<_> = res.hubs().filter(|&h| !cluster.cities.contains(&h) && res.route_legs(h, &cluster.cities).iter().all(|&(a, b)| !res.transport(a, b).is_empty())).collect();
+        let hubs: Vec<_> = res
+            .hubs()
+            .filter(|&h| {
+                !cluster.cities.contains(&h)
+                    && res
+                        .route_legs(h, &cluster.cities)
+                        .iter()
+                        .all(|&(a, b)| !res.transport(a, b).is_empty())
+            })
+            .collect();
         let hub = hubs[rng.gen_range(0..hubs.len())];
         let (d0, d1) = self.cfg.date_window();
         let span = (d1 - d0).num_days();
         let date = d0 + chrono::Duration::days(rng.gen_range(0..=span));
         let pattern = a.compromise_patterns[rng.gen_range(0..a.compromise_patterns.len())].clone();
-        let gender = if a.same_gender { rng.gen_range(0..2usize) } else { 0 };
+        let gender = if a.same_gender {
+            rng.gen_range(0..2usize)
+        } else {
+            0
+        };
         let mut used = Vec::new();
         let mut members = Vec::new();
         for (si, slot) in a.slots.iter().enumerate() {
@@ -239,14 +339,22 @@ impl<'a> Sampler<'a> {
                 }
             };
             used.push(p);
-            members.push(SkeletonMember { user: slot.user.clone(), role: slot.role.clone(), profile: res.profiles[p].id.clone() });
+            members.push(SkeletonMember {
+                user: slot.user.clone(),
+                role: slot.role.clone(),
+                profile: res.profiles[p].id.clone(),
+            });
         }
         Skeleton {
             index,
             task_id: format!("task_{:06}", self.ids[index % self.ids.len()]),
             group_id: a.group_id.clone(),
             departure_city: res.city(hub).name.clone(),
-            cities: cluster.cities.iter().map(|&c| res.city(c).name.clone()).collect(),
+            cities: cluster
+                .cities
+                .iter()
+                .map(|&c| res.city(c).name.clone())
+                .collect(),
             days: cell.days,
             date: date.format("%Y-%m-%d").to_string(),
             compromise_pattern: pattern,
@@ -259,7 +367,10 @@ impl<'a> Sampler<'a> {
     /// The first n skeletons (parallel; identical for any thread count).
     pub fn sample(&self) -> Vec<Skeleton> {
         let plan = self.class_plan();
-        plan.par_iter().enumerate().map(|(i, &k)| self.draw(i, k)).collect()
+        plan.par_iter()
+            .enumerate()
+            .map(|(i, &k)| self.draw(i, k))
+            .collect()
     }
 }
 
@@ -269,9 +380,21 @@ fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
     let scale = 650.0;
     type Key = Box<dyn Fn(&Cell) -> Option<(usize, usize)>>;
     let margins: Vec<(Key, Vec<Vec<f64>>)> = vec![
-        (Box::new(|c: &Cell| Some((c.cities as usize - 1, c.class.index()))), s.target_cities.iter().map(|r| r.to_vec()).collect()),
-        (Box::new(|c: &Cell| Some((days_band(c.days), c.class.index()))), s.target_days.iter().map(|r| r.to_vec()).collect()),
-        (Box::new(|c: &Cell| Some((c.archetype, 0))), archetype_targets(cfg, res).into_iter().map(|t| vec![t * scale]).collect()),
+        (
+            Box::new(|c: &Cell| Some((c.cities as usize - 1, c.class.index()))),
+            s.target_cities.iter().map(|r| r.to_vec()).collect(),
+        ),
+        (
+            Box::new(|c: &Cell| Some((days_band(c.days), c.class.index()))),
+            s.target_days.iter().map(|r| r.to_vec()).collect(),
+        ),
+        (
+            Box::new(|c: &Cell| Some((c.archetype, 0))),
+            archetype_targets(cfg, res)
+                .into_iter()
+                .map(|t| vec![t * scale])
+                .collect(),
+        ),
     ];
     let size_of = |c: &Cell| res.archetypes[c.archetype].table8_size() as usize;
     let size_targets = s.target_size;
@@ -279,7 +402,15 @@ fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
         for (key, target) in &margins {
             apply(cells, |c| key(c), target);
         }
-        apply(cells, |c| (2..=6).contains(&size_of(c)).then(|| (size_of(c) - 2, c.class.index())), &size_targets.iter().map(|r| r.to_vec()).collect::<Vec<_>>());
+        apply(
+            cells,
+            |c| {
+                (2..=6)
+                    .contains(&size_of(c))
+                    .then(|| (size_of(c) - 2, c.class.index()))
+            },
+            &size_targets.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
+        );
         // keep archetype shares exact at the end of each round: they are the firmest target
         let (key, target) = &margins[2];
         apply(cells, |c| key(c), target);
@@ -292,14 +423,20 @@ fn fit(cells: &mut [Cell], cfg: &Config, res: &Resources) {
 pub fn archetype_targets(cfg: &Config, res: &Resources) -> Vec<f64> {
     let s = &cfg.sample;
     let total_share: f64 = res.archetypes.iter().map(|a| a.share as f64).sum();
-    let plain: Vec<f64> = res.archetypes.iter().map(|a| a.share as f64 / total_share).collect();
+    let plain: Vec<f64> = res
+        .archetypes
+        .iter()
+        .map(|a| a.share as f64 / total_share)
+        .collect();
     if !s.size_totals_from_targets {
         return plain;
     }
     let row_total: f64 = s.target_size.iter().flatten().sum();
     let mut out = plain.clone();
     for n in 2..=6u32 {
-        let members: Vec<usize> = (0..res.archetypes.len()).filter(|&i| res.archetypes[i].table8_size() == n).collect();
+        let members: Vec<usize> = (0..res.archetypes.len())
+            .filter(|&i| res.archetypes[i].table8_size() == n)
+            .collect();
         let row_share: f64 = members.iter().map(|&i| plain[i]).sum();
         let target: f64 = s.target_size[n as usize - 2].iter().sum::<f64>() / row_total;
         if row_share > 0.0 && target > 0.0 {

@@ -71,11 +71,20 @@ impl Preference {
     pub fn atomic_points(&self) -> usize {
         let g = &self.global_constraints;
         let t = &g.transport;
-        let mut n = 3 + t.must.len() + t.prefer.len() + t.avoid.len() + t.reject.len() + g.hotel_preference.prefer.len() + g.hotel_preference.avoid.len();
+        let mut n = 3
+            + t.must.len()
+            + t.prefer.len()
+            + t.avoid.len()
+            + t.reject.len()
+            + g.hotel_preference.prefer.len()
+            + g.hotel_preference.avoid.len();
         for c in self.city_specific_preferences.values() {
             let a = &c.attractions;
             let f = &c.food;
-            n += a.must_visit.len() + a.reject_visit.len() + a.category_pref.positive.len() + a.category_pref.negative.len();
+            n += a.must_visit.len()
+                + a.reject_visit.len()
+                + a.category_pref.positive.len()
+                + a.category_pref.negative.len();
             n += f.must_eat.len() + f.prefer_eat.len() + f.avoid_eat.len() + f.reject_eat.len();
         }
         n
@@ -138,10 +147,21 @@ impl Task {
     }
 }
 
-pub const DAY_PHRASES: [(u32, &str); 6] = [(2, "两天一夜"), (3, "三天两夜"), (4, "四天三夜"), (5, "五天四夜"), (6, "六天五夜"), (7, "七天六夜")];
+pub const DAY_PHRASES: [(u32, &str); 6] = [
+    (2, "两天一夜"),
+    (3, "三天两夜"),
+    (4, "四天三夜"),
+    (5, "五天四夜"),
+    (6, "六天五夜"),
+    (7, "七天六夜"),
+];
 
 pub fn day_phrase(days: u32) -> &'static str {
-    DAY_PHRASES.iter().find(|(d, _)| *d == days).map(|(_, p)| *p).expect("days are 2..=7")
+    DAY_PHRASES
+        .iter()
+        .find(|(d, _)| *d == days)
+        .map(|(_, p)| *p)
+        .expect("days are 2..=7")
 }
 
 pub fn days_of_phrase(p: &str) -> Option<u32> {
@@ -177,6 +197,12 @@ pub struct Skeleton {
 impl Skeleton {
     /// A signature that identifies "the same task shape" across splits (leakage check).
     pub fn signature(&self) -> String {
-        format!("{}|{}|{}|{}", self.group_id, self.departure_city, self.cities.join("、"), self.days)
+        format!(
+            "{}|{}|{}|{}",
+            self.group_id,
+            self.departure_city,
+            self.cities.join("、"),
+            self.days
+        )
     }
 }

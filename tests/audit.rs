@@ -13,7 +13,11 @@ fn root() -> PathBuf {
 }
 
 fn gtb(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gtb")).current_dir(root()).args(args).output().expect("run gtb")
+    Command::new(env!("CARGO_BIN_EXE_gtb"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("run gtb")
 }
 
 /// A small build, made once per test binary with the CLI (so that the test does not depend on
@@ -23,7 +27,11 @@ fn small_build() -> &'static Path {
     FILE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap().keep();
         let o = gtb(&["build", "--n", "80", "--out", dir.to_str().unwrap()]);
-        assert!(o.status.success(), "build failed: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "build failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         dir.join("test.jsonl")
     })
 }
@@ -33,17 +41,29 @@ fn official() -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("NOTE: {} is absent: the checks on the official examples are skipped", p.display());
+        eprintln!(
+            "NOTE: {} is absent: the checks on the official examples are skipped",
+            p.display()
+        );
         None
     }
 }
 
 fn tasks(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn strs(v: &Value) -> Vec<String> {
-    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
 }
 
 fn len(v: &Value) -> u64 {
@@ -91,13 +111,21 @@ fn expected(all: &[Value]) -> Expected {
         // the paper's Table 8 prints the three-generation family (6-3) with the five-member groups
         let paper_n = if md["group_id"] == "6-3" { 5 } else { n };
         *e.by_paper_size.entry((paper_n, class.clone())).or_default() += 1;
-        *e.by_cities.entry((len(&md["cities"]), class.clone())).or_default() += 1;
+        *e.by_cities
+            .entry((len(&md["cities"]), class.clone()))
+            .or_default() += 1;
         *e.by_days.entry((days, class)).or_default() += 1;
-        *e.archetypes.entry((md["group_id"].as_str().unwrap().into(), md["group_name"].as_str().unwrap().into())).or_default() += 1;
+        *e.archetypes
+            .entry((
+                md["group_id"].as_str().unwrap().into(),
+                md["group_name"].as_str().unwrap().into(),
+            ))
+            .or_default() += 1;
         for c in strs(&md["cities"]) {
             *e.destinations.entry(c).or_default() += 1;
         }
-        e.departures.insert(md["departure_city"].as_str().unwrap().to_string());
+        e.departures
+            .insert(md["departure_city"].as_str().unwrap().to_string());
         for u in ups.values() {
             e.users += 1;
             e.compromisable += u["compromisable"].as_bool().unwrap() as u64;
@@ -113,7 +141,10 @@ fn expected(all: &[Value]) -> Expected {
             }
             add("hotel.prefer", &g["hotel_preference"]["prefer"]);
             add("hotel.avoid", &g["hotel_preference"]["avoid"]);
-            for (city, cp) in u["preference"]["city_specific_preferences"].as_object().unwrap() {
+            for (city, cp) in u["preference"]["city_specific_preferences"]
+                .as_object()
+                .unwrap()
+            {
                 let a = &cp["attractions"];
                 add("must_visit", &a["must_visit"]);
                 add("reject_visit", &a["reject_visit"]);
@@ -143,8 +174,13 @@ fn expected(all: &[Value]) -> Expected {
                     }
                 }
                 for (city, cu) in pu["city_specific_preferences"].as_object().unwrap() {
-                    let Some(cv) = pv["city_specific_preferences"].get(city) else { continue };
-                    for (k, must, reject, sect) in [(0, "must_visit", "reject_visit", "attractions"), (1, "must_eat", "reject_eat", "food")] {
+                    let Some(cv) = pv["city_specific_preferences"].get(city) else {
+                        continue;
+                    };
+                    for (k, must, reject, sect) in [
+                        (0, "must_visit", "reject_visit", "attractions"),
+                        (1, "must_eat", "reject_eat", "food"),
+                    ] {
                         let rej = strs(&cv[sect][reject]);
                         for m in strs(&cu[sect][must]) {
                             if rej.contains(&m) {
@@ -173,24 +209,70 @@ fn small_build_matches_an_independent_count() {
     assert_eq!(r.tasks, e.tasks);
     assert_eq!(r.skipped_lines, 0);
     for c in &r.difficulty {
-        assert_eq!(c.count, e.classes.get(&c.item).copied().unwrap_or(0), "{}", c.item);
+        assert_eq!(
+            c.count,
+            e.classes.get(&c.item).copied().unwrap_or(0),
+            "{}",
+            c.item
+        );
     }
     // Table 8: every cell, and nothing outside the rows shown
-    let check = |tab: &gtb::audit::report::CrossTab, get: &dyn Fn(&str, &str) -> u64, total: u64| {
-        let mut sum = 0;
-        for row in &tab.rows {
-            for (class, n) in tab.classes.iter().zip(&row.counts) {
-                assert_eq!(*n, get(&row.label, class), "{} {}", row.label, class);
-                sum += n;
+    let check =
+        |tab: &gtb::audit::report::CrossTab, get: &dyn Fn(&str, &str) -> u64, total: u64| {
+            let mut sum = 0;
+            for row in &tab.rows {
+                for (class, n) in tab.classes.iter().zip(&row.counts) {
+                    assert_eq!(*n, get(&row.label, class), "{} {}", row.label, class);
+                    sum += n;
+                }
             }
-        }
-        assert_eq!(sum, total);
-    };
-    check(&r.table8.by_size, &|row, c| e.by_size.get(&(row.trim_start_matches("N=").parse().unwrap(), c.to_string())).copied().unwrap_or(0), e.tasks);
-    check(&r.table8.by_paper_size, &|row, c| e.by_paper_size.get(&(row.trim_start_matches("N=").parse().unwrap(), c.to_string())).copied().unwrap_or(0), e.tasks);
-    check(&r.table8.by_cities, &|row, c| e.by_cities.get(&(row[..1].parse().unwrap(), c.to_string())).copied().unwrap_or(0), e.tasks);
-    check(&r.table8.by_days, &|row, c| e.by_days.iter().find(|((d, cl), _)| *d == row && cl == c).map_or(0, |(_, n)| *n), e.tasks);
-    let arch: BTreeMap<(String, String), u64> = r.archetypes.iter().map(|a| ((a.group_id.clone(), a.group_name.clone()), a.tasks)).collect();
+            assert_eq!(sum, total);
+        };
+    check(
+        &r.table8.by_size,
+        &|row, c| {
+            e.by_size
+                .get(&(row.trim_start_matches("N=").parse().unwrap(), c.to_string()))
+                .copied()
+                .unwrap_or(0)
+        },
+        e.tasks,
+    );
+    check(
+        &r.table8.by_paper_size,
+        &|row, c| {
+            e.by_paper_size
+                .get(&(row.trim_start_matches("N=").parse().unwrap(), c.to_string()))
+                .copied()
+                .unwrap_or(0)
+        },
+        e.tasks,
+    );
+    check(
+        &r.table8.by_cities,
+        &|row, c| {
+            e.by_cities
+                .get(&(row[..1].parse().unwrap(), c.to_string()))
+                .copied()
+                .unwrap_or(0)
+        },
+        e.tasks,
+    );
+    check(
+        &r.table8.by_days,
+        &|row, c| {
+            e.by_days
+                .iter()
+                .find(|((d, cl), _)| *d == row && cl == c)
+                .map_or(0, |(_, n)| *n)
+        },
+        e.tasks,
+    );
+    let arch: BTreeMap<(String, String), u64> = r
+        .archetypes
+        .iter()
+        .map(|a| ((a.group_id.clone(), a.group_name.clone()), a.tasks))
+        .collect();
     assert_eq!(arch, e.archetypes);
     // Table 9
     assert_eq!(r.fields.len(), 14);
@@ -201,14 +283,24 @@ fn small_build_matches_an_independent_count() {
     assert_eq!(r.users.users, e.users);
     assert_eq!(r.users.atomic_points, e.points);
     assert_eq!(r.users.compromisable, e.compromisable);
-    assert!((r.users.compromisable_share.unwrap() - e.compromisable as f64 / e.users as f64).abs() < 1e-12);
+    assert!(
+        (r.users.compromisable_share.unwrap() - e.compromisable as f64 / e.users as f64).abs()
+            < 1e-12
+    );
     assert!((r.users.points_per_user.unwrap() - e.points as f64 / e.users as f64).abs() < 1e-12);
     // budget
     let mut b = e.budgets.clone();
     b.sort();
-    let median = if b.len() % 2 == 1 { b[b.len() / 2] as f64 } else { (b[b.len() / 2 - 1] + b[b.len() / 2]) as f64 / 2.0 };
+    let median = if b.len() % 2 == 1 {
+        b[b.len() / 2] as f64
+    } else {
+        (b[b.len() / 2 - 1] + b[b.len() / 2]) as f64 / 2.0
+    };
     let rb = r.budget.as_ref().unwrap();
-    assert_eq!((rb.min as u64, rb.max as u64, rb.median), (b[0], *b.last().unwrap(), median));
+    assert_eq!(
+        (rb.min as u64, rb.max as u64, rb.median),
+        (b[0], *b.last().unwrap(), median)
+    );
     assert!((rb.mean - b.iter().sum::<u64>() as f64 / b.len() as f64).abs() < 1e-9);
     // conflicts, and the clashing items with their task counts
     for (k, kind) in ["attractions", "food", "transport"].iter().enumerate() {
@@ -216,12 +308,24 @@ fn small_build_matches_an_independent_count() {
         assert_eq!(c.tasks, e.conflicts[k], "{kind}");
         for item in &c.top {
             // "item (city)" for attractions and food, the mode alone for transport
-            assert_eq!(Some(item.count), e.clash_items[k].get(&item.label()).copied(), "{kind} {}", item.label());
+            assert_eq!(
+                Some(item.count),
+                e.clash_items[k].get(&item.label()).copied(),
+                "{kind} {}",
+                item.label()
+            );
         }
         let best = e.clash_items[k].values().max().copied();
-        assert_eq!(c.top.first().map(|x| x.count), best, "{kind}: the top item is the most frequent");
+        assert_eq!(
+            c.top.first().map(|x| x.count),
+            best,
+            "{kind}: the top item is the most frequent"
+        );
     }
-    assert!(r.conflict("attractions").unwrap().tasks > 0, "a default build has attraction conflicts");
+    assert!(
+        r.conflict("attractions").unwrap().tasks > 0,
+        "a default build has attraction conflicts"
+    );
     // diversity
     let d = &r.diversity;
     assert_eq!(d.destination_cities, e.destinations.len() as u64);
@@ -230,7 +334,11 @@ fn small_build_matches_an_independent_count() {
     let n = freq.len() as f64;
     let mean = freq.iter().sum::<f64>() / n;
     // Gini by its definition: mean absolute difference over all pairs / (2 · mean)
-    let mad: f64 = freq.iter().flat_map(|a| freq.iter().map(move |b| (a - b).abs())).sum::<f64>() / (n * n);
+    let mad: f64 = freq
+        .iter()
+        .flat_map(|a| freq.iter().map(move |b| (a - b).abs()))
+        .sum::<f64>()
+        / (n * n);
     assert!((d.destination_gini.unwrap() - mad / (2.0 * mean)).abs() < 1e-9);
     let total: f64 = freq.iter().sum();
     let h: f64 = freq.iter().map(|x| -(x / total) * (x / total).ln()).sum();
@@ -240,7 +348,10 @@ fn small_build_matches_an_independent_count() {
     assert_eq!(d.must_visit_mentions, e.fields["must_visit"]);
     assert_eq!(d.top_must_visit[0].count, mv[0]);
     let top10: u64 = mv.iter().take(10).sum();
-    assert!((d.top10_must_visit_share.unwrap() - top10 as f64 / e.fields["must_visit"] as f64).abs() < 1e-12);
+    assert!(
+        (d.top10_must_visit_share.unwrap() - top10 as f64 / e.fields["must_visit"] as f64).abs()
+            < 1e-12
+    );
 }
 
 #[test]
@@ -275,40 +386,91 @@ fn official_examples_have_hand_checked_counts() {
     assert_eq!(r.users.compromisable, 4);
     // budgets 6800×3, 4200, 4200, 3500, 1600×2
     let b = r.budget.as_ref().unwrap();
-    assert_eq!((b.min, b.max, b.median, b.mean), (1600, 6800, 4200.0, 4437.5));
+    assert_eq!(
+        (b.min, b.max, b.median, b.mean),
+        (1600, 6800, 4200.0, 4437.5)
+    );
     // no must item of one member is rejected by another in these three tasks
     for c in &r.conflicts {
         assert_eq!((c.tasks, c.share), (0, Some(0.0)), "{}", c.kind);
     }
     // Table 8 placement: N = 3, 4 (child counted), 2; cities 3, 2, 2; days 7, 5, 3
-    let rows = |t: &gtb::audit::report::CrossTab| t.rows.iter().map(|r| (r.label.clone(), r.counts.clone())).collect::<Vec<_>>();
-    assert_eq!(rows(&r.table8.by_size), vec![("N=2".into(), vec![1, 0, 0]), ("N=3".into(), vec![0, 1, 0]), ("N=4".into(), vec![0, 1, 0])]);
-    assert_eq!(rows(&r.table8.by_cities), vec![("2 cities".into(), vec![1, 1, 0]), ("3 cities".into(), vec![0, 1, 0])]);
-    assert_eq!(rows(&r.table8.by_days), vec![("2-3 days".into(), vec![1, 0, 0]), ("4-5 days".into(), vec![0, 1, 0]), ("6-7 days".into(), vec![0, 1, 0])]);
-    assert_eq!((r.diversity.destination_cities, r.diversity.departure_cities), (7, 3));
+    let rows = |t: &gtb::audit::report::CrossTab| {
+        t.rows
+            .iter()
+            .map(|r| (r.label.clone(), r.counts.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        rows(&r.table8.by_size),
+        vec![
+            ("N=2".into(), vec![1, 0, 0]),
+            ("N=3".into(), vec![0, 1, 0]),
+            ("N=4".into(), vec![0, 1, 0])
+        ]
+    );
+    assert_eq!(
+        rows(&r.table8.by_cities),
+        vec![
+            ("2 cities".into(), vec![1, 1, 0]),
+            ("3 cities".into(), vec![0, 1, 0])
+        ]
+    );
+    assert_eq!(
+        rows(&r.table8.by_days),
+        vec![
+            ("2-3 days".into(), vec![1, 0, 0]),
+            ("4-5 days".into(), vec![0, 1, 0]),
+            ("6-7 days".into(), vec![0, 1, 0])
+        ]
+    );
+    assert_eq!(
+        (r.diversity.destination_cities, r.diversity.departure_cities),
+        (7, 3)
+    );
 }
 
 #[test]
 fn conflicts_need_two_different_members() {
     let Some(file) = official() else { return };
-    let first = std::fs::read_to_string(&file).unwrap().lines().next().unwrap().to_string();
+    let first = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
     let mut t: Value = serde_json::from_str(&first).unwrap();
     let ups = &mut t["user_preferences"];
     // User1 must visit 898艺术村 in 海口市; User2 rejects it there: one attraction clash
-    ups["User2"]["preference"]["city_specific_preferences"]["海口市"]["attractions"]["reject_visit"] = serde_json::json!(["898艺术村"]);
+    ups["User2"]["preference"]["city_specific_preferences"]["海口市"]["attractions"]["reject_visit"] =
+        serde_json::json!(["898艺术村"]);
     // a member rejecting their own must item is not a clash between members
-    ups["User1"]["preference"]["city_specific_preferences"]["三亚市"]["food"]["reject_eat"] = serde_json::json!(["烤肉"]);
+    ups["User1"]["preference"]["city_specific_preferences"]["三亚市"]["food"]["reject_eat"] =
+        serde_json::json!(["烤肉"]);
     // the same item rejected in another city is not a clash either
-    ups["User3"]["preference"]["city_specific_preferences"]["三亚市"]["food"]["reject_eat"] = serde_json::json!(["海南菜"]);
+    ups["User3"]["preference"]["city_specific_preferences"]["三亚市"]["food"]["reject_eat"] =
+        serde_json::json!(["海南菜"]);
     // transport is global: User3 rejects the plane the others must take
-    ups["User3"]["preference"]["global_constraints"]["transport"]["reject"] = serde_json::json!(["飞机"]);
+    ups["User3"]["preference"]["global_constraints"]["transport"]["reject"] =
+        serde_json::json!(["飞机"]);
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.jsonl");
-    std::fs::write(&p, format!("{}\n{first}\n", serde_json::to_string(&t).unwrap())).unwrap();
+    std::fs::write(
+        &p,
+        format!("{}\n{first}\n", serde_json::to_string(&t).unwrap()),
+    )
+    .unwrap();
     let r = audit_file(&p, false).unwrap();
     let a = r.conflict("attractions").unwrap();
     assert_eq!((a.tasks, a.share), (1, Some(0.5)));
-    assert_eq!((a.top[0].item.as_str(), a.top[0].city.as_deref(), a.top[0].count), ("898艺术村", Some("海口市"), 1));
+    assert_eq!(
+        (
+            a.top[0].item.as_str(),
+            a.top[0].city.as_deref(),
+            a.top[0].count
+        ),
+        ("898艺术村", Some("海口市"), 1)
+    );
     assert_eq!(r.conflict("food").unwrap().tasks, 0);
     let tr = r.conflict("transport").unwrap();
     assert_eq!((tr.tasks, tr.top[0].item.as_str()), (1, "飞机"));
@@ -333,31 +495,54 @@ fn malformed_lines_are_numbered_and_fatal_unless_skipped() {
     let name = p.display().to_string();
     let err = format!("{:#}", audit_file(&p, false).unwrap_err());
     for line in [2, 4, 6] {
-        assert!(err.contains(&format!("{name}:{line}: ")), "line {line} in:\n{err}");
+        assert!(
+            err.contains(&format!("{name}:{line}: ")),
+            "line {line} in:\n{err}"
+        );
     }
-    assert!(!err.contains(&format!("{name}:5:")) && !err.contains(&format!("{name}:1:")), "{err}");
-    assert!(err.contains("invalid JSON") && err.contains("not a task"), "{err}");
+    assert!(
+        !err.contains(&format!("{name}:5:")) && !err.contains(&format!("{name}:1:")),
+        "{err}"
+    );
+    assert!(
+        err.contains("invalid JSON") && err.contains("not a task"),
+        "{err}"
+    );
 
     let r = audit_file(&p, true).unwrap();
     assert_eq!((r.tasks, r.skipped_lines), (3, 3));
-    assert_eq!(r.skipped.iter().map(|b| b.line).collect::<Vec<_>>(), vec![2, 4, 6]);
+    assert_eq!(
+        r.skipped.iter().map(|b| b.line).collect::<Vec<_>>(),
+        vec![2, 4, 6]
+    );
 
     // the command: non-zero exit with FILE:LINE messages, or a report with --skip-bad
     let o = gtb(&["audit", &name]);
     assert!(!o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains(&format!("{name}:2: invalid JSON")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{name}:2: invalid JSON")),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
     let o = gtb(&["audit", &name, "--skip-bad"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = String::from_utf8_lossy(&o.stdout);
-    assert!(md.contains("3 tasks") && md.contains("3 malformed line(s) skipped"), "{md}");
+    assert!(
+        md.contains("3 tasks") && md.contains("3 malformed line(s) skipped"),
+        "{md}"
+    );
 }
 
 #[test]
 fn odd_inputs_never_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[u8]); 4] = [("empty", b""), ("blank", b"\n\n  \n"), ("latin1", b"{\"task_id\": \"\xe9\"}\n"), ("no_newline", b"{}")];
+    let cases: [(&str, &[u8]); 4] = [
+        ("empty", b""),
+        ("blank", b"\n\n  \n"),
+        ("latin1", b"{\"task_id\": \"\xe9\"}\n"),
+        ("no_newline", b"{}"),
+    ];
     for (name, bytes) in cases {
         let p = dir.path().join(name);
         std::fs::write(&p, bytes).unwrap();
@@ -369,7 +554,10 @@ fn odd_inputs_never_panic() {
         }
     }
     assert!(audit_file(&dir.path().join("latin1"), false).is_err());
-    let missing = format!("{:#}", audit_file(&dir.path().join("nope.jsonl"), false).unwrap_err());
+    let missing = format!(
+        "{:#}",
+        audit_file(&dir.path().join("nope.jsonl"), false).unwrap_err()
+    );
     assert!(missing.contains("nope.jsonl: cannot read"), "{missing}");
 }
 
@@ -382,11 +570,21 @@ fn a_file_against_itself_is_at_distance_zero() {
     for d in &c.dists {
         assert_eq!(d.tvd, Some(0.0), "{}", d.key);
         if let Some(x) = &d.chi_square {
-            assert!(x.statistic.abs() < 1e-12 && (x.p_value - 1.0).abs() < 1e-9, "{}: {x:?}", d.key);
+            assert!(
+                x.statistic.abs() < 1e-12 && (x.p_value - 1.0).abs() < 1e-9,
+                "{}: {x:?}",
+                d.key
+            );
         }
     }
     for s in &c.scalars {
-        assert!(s.diff.is_none_or(|d| d == 0.0), "{}: {:?} vs {:?}", s.key, s.ours, s.reference);
+        assert!(
+            s.diff.is_none_or(|d| d == 0.0),
+            "{}: {:?} vs {:?}",
+            s.key,
+            s.ours,
+            s.reference
+        );
     }
 }
 
@@ -394,19 +592,49 @@ fn a_file_against_itself_is_at_distance_zero() {
 fn against_paper_lists_the_targets() {
     let a = Audit::run(small_build(), Some(&Against::parse("paper")), false).unwrap();
     let c = a.comparison.as_ref().unwrap();
-    let get = |k: &str| c.scalars.iter().find(|s| s.key == k).and_then(|s| s.reference);
+    let get = |k: &str| {
+        c.scalars
+            .iter()
+            .find(|s| s.key == k)
+            .and_then(|s| s.reference)
+    };
     assert_eq!(get("conflict_share_attractions"), Some(0.331));
     assert_eq!(get("conflict_share_food"), Some(0.212));
     assert_eq!(get("conflict_share_transport"), Some(0.008));
     assert_eq!(get("compromisable_share"), Some(0.542));
     assert_eq!(get("budget_median"), Some(3000.0));
-    assert!(c.dists.iter().all(|d| d.key != "table8_size"), "the paper's size rows group archetypes, not member counts");
-    let t8 = c.dists.iter().find(|d| d.key == "table8_size_paper").unwrap();
+    assert!(
+        c.dists.iter().all(|d| d.key != "table8_size"),
+        "the paper's size rows group archetypes, not member counts"
+    );
+    let t8 = c
+        .dists
+        .iter()
+        .find(|d| d.key == "table8_size_paper")
+        .unwrap();
     assert_eq!(t8.reference_total, 650);
-    assert_eq!(t8.rows.iter().find(|r| r.label == "N=5 · hard").unwrap().reference, 123);
+    assert_eq!(
+        t8.rows
+            .iter()
+            .find(|r| r.label == "N=5 · hard")
+            .unwrap()
+            .reference,
+        123
+    );
     let t9 = c.dists.iter().find(|d| d.key == "fields").unwrap();
-    assert_eq!(t9.rows.iter().find(|r| r.label == "must_visit").unwrap().reference, 7699);
-    assert!(c.dists.iter().all(|d| d.tvd.is_some_and(|t| (0.0..=1.0).contains(&t))));
+    assert_eq!(
+        t9.rows
+            .iter()
+            .find(|r| r.label == "must_visit")
+            .unwrap()
+            .reference,
+        7699
+    );
+    assert!(
+        c.dists
+            .iter()
+            .all(|d| d.tvd.is_some_and(|t| (0.0..=1.0).contains(&t)))
+    );
     let md = Format::Md.render(&a);
     assert!(md.contains("## Comparison") && md.contains("TVD"));
 }
@@ -416,21 +644,48 @@ fn outputs_md_json_and_self_contained_html() {
     let file = small_build().to_str().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    for (format, name) in [("md", "audit.md"), ("json", "audit.json"), ("html", "audit.html")] {
-        let o = gtb(&["audit", &file, "--against", "paper", "--format", format, "--out", out]);
-        assert!(o.status.success(), "{format}: {}", String::from_utf8_lossy(&o.stderr));
+    for (format, name) in [
+        ("md", "audit.md"),
+        ("json", "audit.json"),
+        ("html", "audit.html"),
+    ] {
+        let o = gtb(&[
+            "audit",
+            &file,
+            "--against",
+            "paper",
+            "--format",
+            format,
+            "--out",
+            out,
+        ]);
+        assert!(
+            o.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(dir.path().join(name).exists(), "{name}");
     }
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("audit.json")).unwrap()).unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("audit.json")).unwrap())
+            .unwrap();
     assert_eq!(json["report"]["tasks"], 80);
     assert!(json["comparison"]["dists"].as_array().unwrap().len() >= 9);
 
     let html = std::fs::read_to_string(dir.path().join("audit.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-    assert!(html.matches("<svg").count() >= 5, "Table 8 ×3, archetypes, fields, conflicts, destinations");
+    assert!(
+        html.matches("<svg").count() >= 5,
+        "Table 8 ×3, archetypes, fields, conflicts, destinations"
+    );
     assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
-    for banned in ["http://", "https://", "<script", "<link", "<img", "src=", "url(", "@import"] {
-        assert!(!html.contains(banned), "the page must not load anything: found {banned:?}");
+    for banned in [
+        "http://", "https://", "<script", "<link", "<img", "src=", "url(", "@import",
+    ] {
+        assert!(
+            !html.contains(banned),
+            "the page must not load anything: found {banned:?}"
+        );
     }
     // without a reference, and printed to stdout when --out is absent
     let o = gtb(&["audit", &file, "--format", "html"]);
@@ -445,7 +700,12 @@ fn outputs_md_json_and_self_contained_html() {
 #[test]
 fn blocks_do_not_change_counts_or_line_numbers() {
     use gtb::audit::load::{tally_bytes, tally_reader_in_blocks};
-    let good: Vec<String> = std::fs::read_to_string(small_build()).unwrap().lines().take(12).map(str::to_string).collect();
+    let good: Vec<String> = std::fs::read_to_string(small_build())
+        .unwrap()
+        .lines()
+        .take(12)
+        .map(str::to_string)
+        .collect();
     let mut text = String::new();
     for i in 0..30 {
         match i {

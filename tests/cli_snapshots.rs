@@ -5,9 +5,18 @@ use common::*;
 use std::process::Command;
 
 fn gtb(args: &[&str], dir: &std::path::Path) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gtb")).args(args).current_dir(root()).env("NO_COLOR", "1").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gtb"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
     let redact = |s: &[u8]| String::from_utf8_lossy(s).replace(&dir.display().to_string(), "[TMP]");
-    (redact(&out.stdout), redact(&out.stderr), out.status.code().unwrap_or(-1))
+    (
+        redact(&out.stdout),
+        redact(&out.stderr),
+        out.status.code().unwrap_or(-1),
+    )
 }
 
 fn settings() -> insta::Settings {
@@ -22,9 +31,27 @@ fn build_twice_then_explain() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("split");
     let out_s = out.display().to_string();
-    let (stdout1, stderr1, code1) = gtb(&["build", "--n", "12", "--seed", "3", "--out", &out_s], dir.path());
-    let (stdout2, stderr2, code2) = gtb(&["build", "--n", "12", "--seed", "3", "--out", &out_s], dir.path());
-    let (_, stderr3, code3) = gtb(&["build", "--n", "12", "--seed", "4", "--out", &out_s, "--explain"], dir.path());
+    let (stdout1, stderr1, code1) = gtb(
+        &["build", "--n", "12", "--seed", "3", "--out", &out_s],
+        dir.path(),
+    );
+    let (stdout2, stderr2, code2) = gtb(
+        &["build", "--n", "12", "--seed", "3", "--out", &out_s],
+        dir.path(),
+    );
+    let (_, stderr3, code3) = gtb(
+        &[
+            "build",
+            "--n",
+            "12",
+            "--seed",
+            "4",
+            "--out",
+            &out_s,
+            "--explain",
+        ],
+        dir.path(),
+    );
     assert_eq!((code1, code2, code3), (0, 0, 0));
     assert!(out.join("validation_reports/report.md").exists());
     settings().bind(|| {
@@ -45,8 +72,12 @@ fn validate_reports_each_problem_and_fails() {
     let mut t: gtb::task::Task = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     let city = t.metadata.cities[0].clone();
     let e = t.user_preferences.values_mut().next().unwrap();
-    e.preference.city_specific_preferences[&city].attractions.must_visit.push("不存在的乐园".into());
-    e.preference.global_constraints.hotel_preference.avoid = vec![e.preference.global_constraints.hotel_preference.prefer[0].clone()];
+    e.preference.city_specific_preferences[&city]
+        .attractions
+        .must_visit
+        .push("不存在的乐园".into());
+    e.preference.global_constraints.hotel_preference.avoid =
+        vec![e.preference.global_constraints.hotel_preference.prefer[0].clone()];
     std::fs::write(&bad, gtb::ops::sinks::release_bytes(&[t])).unwrap();
     let (stdout, stderr, code) = gtb(&["validate", &bad.display().to_string()], dir.path());
     assert_eq!(code, 1);

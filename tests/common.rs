@@ -20,12 +20,19 @@ pub fn shared() -> Option<PathBuf> {
     if p.join("reference_data").exists() {
         Some(p)
     } else {
-        eprintln!("NOTE: ../shared/reference_data is absent: the cross-checks against reference data are skipped");
+        eprintln!(
+            "NOTE: ../shared/reference_data is absent: the cross-checks against reference data are skipped"
+        );
         None
     }
 }
 
 pub fn build(cfg: &Config, threads: usize) -> gtb::ops::BuildSummary {
     let plan = gtb::ops::BuildPlan::new(cfg.clone());
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| gtb::ops::build(&plan)).expect("build")
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| gtb::ops::build(&plan))
+        .expect("build")
 }

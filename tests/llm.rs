@@ -40,7 +40,11 @@ fn requests(s: &FakeServer) -> u64 {
 }
 
 fn tasks(path: &Path) -> Vec<Task> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// Every file under a folder.
@@ -50,7 +54,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
-            if p.is_dir() { stack.push(p) } else { out.push(p) }
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.push(p)
+            }
         }
     }
     out
@@ -62,14 +70,19 @@ fn assert_no_key(dirs: &[&Path], key: &str) {
         for f in files(d) {
             n += 1;
             let bytes = std::fs::read(&f).unwrap();
-            assert!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the API key is in {}", f.display());
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "the API key is in {}",
+                f.display()
+            );
         }
     }
     assert!(n > 0, "no files were checked");
 }
 
 fn llm_report(cfg: &Config) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(cfg.run.reports.join("llm_report.json")).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(cfg.run.reports.join("llm_report.json")).unwrap())
+        .unwrap()
 }
 
 #[test]
@@ -82,7 +95,10 @@ fn build_is_valid_grounded_and_a_rerun_sends_nothing() {
     let s = run(&cfg).unwrap();
     let sent = requests(&server);
     assert!(sent >= 20, "one request per task at least, got {sent}");
-    assert_eq!(server.stats.auth_seen.lock().unwrap().clone(), vec![format!("Bearer {key}")]);
+    assert_eq!(
+        server.stats.auth_seen.lock().unwrap().clone(),
+        vec![format!("Bearer {key}")]
+    );
     // the output passes every validator
     let (n, findings) = gtb::ops::validate_file(&cfg, &s.splits[0].path).unwrap();
     assert_eq!(n, 20);
@@ -94,25 +110,48 @@ fn build_is_valid_grounded_and_a_rerun_sends_nothing() {
         let a = res.archetype(&t.metadata.group_id).unwrap();
         for slot in a.planned_slots() {
             let Some(r) = &slot.reference else { continue };
-            let (me, rf) = (&t.user_preferences[&slot.user].preference, &t.user_preferences[r].preference);
+            let (me, rf) = (
+                &t.user_preferences[&slot.user].preference,
+                &t.user_preferences[r].preference,
+            );
             assert_eq!(me.global_constraints, rf.global_constraints);
             if slot.strategy == Strategy::CopyMinor {
                 for (c, cp) in &me.city_specific_preferences {
-                    assert_eq!(cp.attractions.category_pref, rf.city_specific_preferences[c].attractions.category_pref);
-                    assert_eq!(cp.food.prefer_eat, rf.city_specific_preferences[c].food.prefer_eat);
+                    assert_eq!(
+                        cp.attractions.category_pref,
+                        rf.city_specific_preferences[c].attractions.category_pref
+                    );
+                    assert_eq!(
+                        cp.food.prefer_eat,
+                        rf.city_specific_preferences[c].food.prefer_eat
+                    );
                 }
             }
             copies += 1;
         }
-        assert_eq!(t.user_preferences.keys().collect::<Vec<_>>(), a.planned_slots().map(|s| &s.user).collect::<Vec<_>>());
+        assert_eq!(
+            t.user_preferences.keys().collect::<Vec<_>>(),
+            a.planned_slots().map(|s| &s.user).collect::<Vec<_>>()
+        );
     }
     assert!(copies > 0);
     // accounting in the manifest and the report
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.run.out.join("manifest.json")).unwrap()).unwrap();
-    assert!(m["generator"].as_str().unwrap().starts_with("openai prompts-v1"));
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.run.out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        m["generator"]
+            .as_str()
+            .unwrap()
+            .starts_with("openai prompts-v1")
+    );
     assert_eq!(m["llm"]["requests"]["sent"], sent);
     assert!(m["llm"]["tokens"]["this_run"]["prompt"].as_u64().unwrap() > 0);
-    assert!(llm_report(&cfg)["tokens"]["this_run"]["completion"].as_u64().unwrap() > 0);
+    assert!(
+        llm_report(&cfg)["tokens"]["this_run"]["completion"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     // an identical second run sends nothing, and so does a run into another folder
     let bytes = std::fs::read(&s.splits[0].path).unwrap();
     run(&cfg).unwrap();
@@ -122,10 +161,25 @@ fn build_is_valid_grounded_and_a_rerun_sends_nothing() {
     other.run.work_dir = dir.path().join("other/.work");
     other.run.reports = dir.path().join("other/reports");
     let s2 = run(&other).unwrap();
-    assert_eq!(requests(&server), sent, "the shared cache answered everything");
+    assert_eq!(
+        requests(&server),
+        sent,
+        "the shared cache answered everything"
+    );
     assert_eq!(std::fs::read(&s2.splits[0].path).unwrap(), bytes);
-    assert_eq!(llm_report(&other)["requests"]["cached"].as_u64().unwrap(), sent);
-    assert_no_key(&[&cfg.run.out, &cfg.run.reports, &cfg.llm.cache_dir, &other.run.out], key);
+    assert_eq!(
+        llm_report(&other)["requests"]["cached"].as_u64().unwrap(),
+        sent
+    );
+    assert_no_key(
+        &[
+            &cfg.run.out,
+            &cfg.run.reports,
+            &cfg.llm.cache_dir,
+            &other.run.out,
+        ],
+        key,
+    );
 }
 
 #[test]
@@ -147,7 +201,14 @@ fn injected_faults_are_survived_reported_and_never_leak_the_key() {
         each_kind_first: true,
         ..Default::default()
     };
-    let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(5), faults }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::from_millis(5),
+            faults,
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let key = "sk-gtb-test-key-0002-leaky";
     set_key("GTB_TEST_KEY_FAULTS", key);
@@ -158,45 +219,101 @@ fn injected_faults_are_survived_reported_and_never_leak_the_key() {
     assert_eq!(n, 24);
     assert!(findings.is_empty(), "{findings:?}");
     let st = &server.stats;
-    for k in ["429", "500", "timeout", "truncated_body", "malformed_body", "malformed_json", "hallucinated", "injection"] {
-        assert!(st.fault_count(k) > 0, "fault {k} was not injected: {:?}", st.faults.lock().unwrap());
+    for k in [
+        "429",
+        "500",
+        "timeout",
+        "truncated_body",
+        "malformed_body",
+        "malformed_json",
+        "hallucinated",
+        "injection",
+    ] {
+        assert!(
+            st.fault_count(k) > 0,
+            "fault {k} was not injected: {:?}",
+            st.faults.lock().unwrap()
+        );
     }
     let r = llm_report(&cfg);
     let q = &r["requests"];
-    assert!(q["http_429"].as_u64().unwrap() > 0 && q["http_5xx"].as_u64().unwrap() > 0 && q["timeouts"].as_u64().unwrap() > 0, "{q}");
-    assert!(q["malformed_bodies"].as_u64().unwrap() + q["connection_errors"].as_u64().unwrap() > 0, "{q}");
+    assert!(
+        q["http_429"].as_u64().unwrap() > 0
+            && q["http_5xx"].as_u64().unwrap() > 0
+            && q["timeouts"].as_u64().unwrap() > 0,
+        "{q}"
+    );
+    assert!(
+        q["malformed_bodies"].as_u64().unwrap() + q["connection_errors"].as_u64().unwrap() > 0,
+        "{q}"
+    );
     assert!(q["retries"].as_u64().unwrap() > 0);
-    assert!(r["replies"]["rejected"].as_u64().unwrap() > 0 && r["replies"]["corrections"].as_u64().unwrap() > 0);
+    assert!(
+        r["replies"]["rejected"].as_u64().unwrap() > 0
+            && r["replies"]["corrections"].as_u64().unwrap() > 0
+    );
     assert!(q["final_concurrency"].as_u64().unwrap() < 8 || q["http_429"].as_u64().unwrap() > 0);
     // rejected replies are listed with their problems and cache keys (the raw reply is cached)
     let rej = r["rejections"].as_array().unwrap();
-    assert!(rej.iter().any(|x| x["problems"].to_string().contains("不存在的梦幻乐园")), "{rej:?}");
+    assert!(
+        rej.iter()
+            .any(|x| x["problems"].to_string().contains("不存在的梦幻乐园")),
+        "{rej:?}"
+    );
     for x in rej {
         let k = x["cache_key"].as_str().unwrap();
-        assert!(cfg.llm.cache_dir.join("llm-responses-v1").join(&k[..2]).join(format!("{k}.json")).exists());
+        assert!(
+            cfg.llm
+                .cache_dir
+                .join("llm-responses-v1")
+                .join(&k[..2])
+                .join(format!("{k}.json"))
+                .exists()
+        );
     }
     // nothing of the injected text reached the output
     let text = std::fs::read_to_string(&s.splits[0].path).unwrap();
-    assert!(!text.contains("忽略之前") && !text.contains("不存在的梦幻乐园") && !text.contains("轮船"));
+    assert!(
+        !text.contains("忽略之前") && !text.contains("不存在的梦幻乐园") && !text.contains("轮船")
+    );
     assert_no_key(&[&cfg.run.out, &cfg.run.reports, &cfg.llm.cache_dir], key);
 }
 
 #[test]
 fn interrupted_run_resumes_to_the_same_bytes() {
-    let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(150), faults: Faults::default() }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::from_millis(150),
+            faults: Faults::default(),
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let gtb = |out: &Path, cache: &Path| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_gtb"));
-        c.args(["build", "--llm", "openai", "--model", "fake-model", "--n", "24", "--seed", "5", "--concurrency", "2"])
-            .arg("--out")
-            .arg(out)
-            .arg("--cache-dir")
-            .arg(cache)
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("OPENAI_API_KEY", "sk-gtb-test-key-0003-resume")
-            .current_dir(root())
-            .stderr(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null());
+        c.args([
+            "build",
+            "--llm",
+            "openai",
+            "--model",
+            "fake-model",
+            "--n",
+            "24",
+            "--seed",
+            "5",
+            "--concurrency",
+            "2",
+        ])
+        .arg("--out")
+        .arg(out)
+        .arg("--cache-dir")
+        .arg(cache)
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", "sk-gtb-test-key-0003-resume")
+        .current_dir(root())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
         c
     };
     // uninterrupted
@@ -211,13 +328,25 @@ fn interrupted_run_resumes_to_the_same_bytes() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let cached = files(&b_cache).iter().filter(|p| p.extension().is_some_and(|e| e == "json")).count();
-    assert!(cached >= 6 && !b_out.join("test.jsonl").exists(), "the kill came too late ({cached} cached)");
+    let cached = files(&b_cache)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .count();
+    assert!(
+        cached >= 6 && !b_out.join("test.jsonl").exists(),
+        "the kill came too late ({cached} cached)"
+    );
     let before = requests(&server);
     assert!(gtb(&b_out, &b_cache).status().unwrap().success());
     let resumed = requests(&server) - before;
-    assert!(resumed <= 24 - cached as u64 + 2, "the rerun asked again what was cached ({resumed} requests, {cached} cached)");
-    assert_eq!(std::fs::read(b_out.join("test.jsonl")).unwrap(), std::fs::read(a_out.join("test.jsonl")).unwrap());
+    assert!(
+        resumed <= 24 - cached as u64 + 2,
+        "the rerun asked again what was cached ({resumed} requests, {cached} cached)"
+    );
+    assert_eq!(
+        std::fs::read(b_out.join("test.jsonl")).unwrap(),
+        std::fs::read(a_out.join("test.jsonl")).unwrap()
+    );
 }
 
 #[test]
@@ -229,36 +358,77 @@ fn offline_replay_uses_the_cache_and_fails_clearly_on_a_miss() {
     let live = run(&cfg).unwrap();
     let sent = requests(&server);
     // a replay elsewhere: everything comes from the cache, nothing from the server
-    let mut replay = llm_config(&dir.path().join("replay"), &server, "GTB_TEST_KEY_REPLAY", 6);
+    let mut replay = llm_config(
+        &dir.path().join("replay"),
+        &server,
+        "GTB_TEST_KEY_REPLAY",
+        6,
+    );
     replay.llm.cache_dir = cfg.llm.cache_dir.clone();
     replay.llm.offline_replay = true;
     let s = run(&replay).unwrap();
     assert_eq!(requests(&server), sent);
-    assert_eq!(std::fs::read(&s.splits[0].path).unwrap(), std::fs::read(&live.splits[0].path).unwrap());
+    assert_eq!(
+        std::fs::read(&s.splits[0].path).unwrap(),
+        std::fs::read(&live.splits[0].path).unwrap()
+    );
     // a miss stops the run with a clear message, and nothing is committed
     let mut miss = replay.clone();
     miss.run.seed = 99;
     miss.run.work_dir = dir.path().join("miss/.work");
     miss.run.out = dir.path().join("miss");
     let e = run(&miss).unwrap_err().to_string();
-    assert!(e.contains("--offline-replay") && e.contains("no cached response"), "{e}");
+    assert!(
+        e.contains("--offline-replay") && e.contains("no cached response"),
+        "{e}"
+    );
     assert_eq!(requests(&server), sent);
-    assert!(!miss.run.work_dir.join("generate.fingerprint.json").exists() && !miss.run.out.join("test.jsonl").exists());
+    assert!(
+        !miss.run.work_dir.join("generate.fingerprint.json").exists()
+            && !miss.run.out.join("test.jsonl").exists()
+    );
 }
 
 #[test]
 fn auth_and_quota_errors_stop_the_run_at_once() {
-    let server = FakeServer::start(FakeConfig { latency: Duration::ZERO, faults: Faults { require_key: Some("sk-right-key-000".into()), ..Default::default() } }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::ZERO,
+            faults: Faults {
+                require_key: Some("sk-right-key-000".into()),
+                ..Default::default()
+            },
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     set_key("GTB_TEST_KEY_AUTH", "sk-wrong-key-999");
     let cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_AUTH", 30);
     let e = run(&cfg).unwrap_err().to_string();
-    assert!(e.contains("authentication failed") && e.contains("GTB_TEST_KEY_AUTH"), "{e}");
+    assert!(
+        e.contains("authentication failed") && e.contains("GTB_TEST_KEY_AUTH"),
+        "{e}"
+    );
     assert!(!e.contains("sk-wrong-key-999"));
-    assert!(requests(&server) <= 8, "kept sending after a 401: {}", requests(&server));
+    assert!(
+        requests(&server) <= 8,
+        "kept sending after a 401: {}",
+        requests(&server)
+    );
     assert!(!cfg.run.out.join("test.jsonl").exists());
 
-    let server = FakeServer::start(FakeConfig { latency: Duration::ZERO, faults: Faults { quota_exhausted: true, ..Default::default() } }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::ZERO,
+            faults: Faults {
+                quota_exhausted: true,
+                ..Default::default()
+            },
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_AUTH", 30);
     let e = run(&cfg).unwrap_err().to_string();
@@ -268,12 +438,32 @@ fn auth_and_quota_errors_stop_the_run_at_once() {
 
 #[test]
 fn servers_without_json_schema_get_json_object() {
-    let server = FakeServer::start(FakeConfig { latency: Duration::ZERO, faults: Faults { reject_json_schema: true, ..Default::default() } }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::ZERO,
+            faults: Faults {
+                reject_json_schema: true,
+                ..Default::default()
+            },
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_1", 10);
     let s = run(&cfg).unwrap();
     assert_eq!(tasks(&s.splits[0].path).len(), 10);
-    assert!(server.stats.formats.lock().unwrap().get("json_object").copied().unwrap_or(0) >= 10);
+    assert!(
+        server
+            .stats
+            .formats
+            .lock()
+            .unwrap()
+            .get("json_object")
+            .copied()
+            .unwrap_or(0)
+            >= 10
+    );
     assert_eq!(llm_report(&cfg)["response_format"], "json_object");
     // the negotiated format is found in the cache by the next run
     let before = requests(&server);
@@ -286,12 +476,25 @@ fn servers_without_json_schema_get_json_object() {
 
 #[test]
 fn a_model_that_keeps_failing_stops_the_run_early() {
-    let server = FakeServer::start(FakeConfig { latency: Duration::ZERO, faults: Faults { always_bad_messages: true, ..Default::default() } }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::ZERO,
+            faults: Faults {
+                always_bad_messages: true,
+                ..Default::default()
+            },
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_2", 40);
     cfg.llm.message_fallback = false;
     let e = run(&cfg).unwrap_err().to_string();
-    assert!(e.contains("stopping early") && e.contains("rerun to resume"), "{e}");
+    assert!(
+        e.contains("stopping early") && e.contains("rerun to resume"),
+        "{e}"
+    );
     assert!(requests(&server) <= 40 * 3, "{}", requests(&server));
     // with the fallback on, template lines stand in and the build completes
     let mut ok = cfg.clone();
@@ -301,12 +504,24 @@ fn a_model_that_keeps_failing_stops_the_run_early() {
     ok.run.reports = dir.path().join("ok/reports");
     let s = run(&ok).unwrap();
     assert_eq!(tasks(&s.splits[0].path).len(), 40);
-    assert_eq!(llm_report(&ok)["replies"]["template_messages"].as_u64().unwrap(), 40);
+    assert_eq!(
+        llm_report(&ok)["replies"]["template_messages"]
+            .as_u64()
+            .unwrap(),
+        40
+    );
 }
 
 #[test]
 fn concurrency_and_request_rate_limits_hold() {
-    let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(40), faults: Faults::default() }, 0).unwrap();
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::from_millis(40),
+            faults: Faults::default(),
+        },
+        0,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_3", 24);
     cfg.llm.concurrency = 3;

@@ -22,7 +22,11 @@ fn issue2_broken_attraction_row_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&root().join("raw_data"), &dir.path().join("raw_data"));
     // the largest attraction file (any will do; the largest surely has a third line)
-    let file = resources::table::csv_files(&dir.path().join("raw_data/attractions")).unwrap().into_iter().max_by_key(|f| std::fs::metadata(f).unwrap().len()).unwrap();
+    let file = resources::table::csv_files(&dir.path().join("raw_data/attractions"))
+        .unwrap()
+        .into_iter()
+        .max_by_key(|f| std::fs::metadata(f).unwrap().len())
+        .unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     // line 3: break the popularity field
@@ -33,17 +37,33 @@ fn issue2_broken_attraction_row_names_file_line_and_field() {
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let mut cfg = config_in(dir.path());
     cfg.paths.attractions = dir.path().join("raw_data/attractions");
-    let e = resources::load(&cfg.paths).err().expect("must fail").to_string();
-    assert!(e.contains(&format!("{}:3: field 'popularity'", file.display())), "{e}");
+    let e = resources::load(&cfg.paths)
+        .err()
+        .expect("must fail")
+        .to_string();
+    assert!(
+        e.contains(&format!("{}:3: field 'popularity'", file.display())),
+        "{e}"
+    );
 }
 
 #[test]
 fn short_rows_and_unknown_cities_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.csv");
-    std::fs::write(&f, "city,name,kind,category,price\n长沙市,臭豆腐,dish,特色小吃,10\n长沙市,茶颜悦色\n").unwrap();
-    let e = resources::table::read_csv(&f, |r| r.text("name")).err().unwrap().to_string();
-    assert!(e.contains("bad.csv:3") && e.contains("expected 5 fields, found 2"), "{e}");
+    std::fs::write(
+        &f,
+        "city,name,kind,category,price\n长沙市,臭豆腐,dish,特色小吃,10\n长沙市,茶颜悦色\n",
+    )
+    .unwrap();
+    let e = resources::table::read_csv(&f, |r| r.text("name"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("bad.csv:3") && e.contains("expected 5 fields, found 2"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -58,27 +78,61 @@ fn shipped_data_meets_the_minimums() {
     for &c in &dests {
         let city = res.city(c);
         let need = if city.tier == 1 { 50 } else { 20 };
-        assert!(res.attractions[c as usize].len() >= need, "{}: {} attractions", city.name, res.attractions[c as usize].len());
-        assert!(res.food[c as usize].len() >= 15, "{}: {} food entries", city.name, res.food[c as usize].len());
-        assert!(!res.hotels[c as usize].is_empty(), "{}: no hotel bands", city.name);
+        assert!(
+            res.attractions[c as usize].len() >= need,
+            "{}: {} attractions",
+            city.name,
+            res.attractions[c as usize].len()
+        );
+        assert!(
+            res.food[c as usize].len() >= 15,
+            "{}: {} food entries",
+            city.name,
+            res.food[c as usize].len()
+        );
+        assert!(
+            !res.hotels[c as usize].is_empty(),
+            "{}: no hotel bands",
+            city.name
+        );
         for a in &res.attractions[c as usize] {
             let km = gtb::clusters::haversine_km((a.lat, a.lng), (city.lat, city.lng));
             // prefectures of the far west span many hundreds of km (沱沱河 lies in 海西州)
-            let span = if city.name.ends_with("自治州") || city.name.ends_with("地区") { 800.0 } else { 400.0 };
-            assert!(km < span, "{} {} is {km:.0} km from the city", city.name, a.name);
+            let span = if city.name.ends_with("自治州") || city.name.ends_with("地区") {
+                800.0
+            } else {
+                400.0
+            };
+            assert!(
+                km < span,
+                "{} {} is {km:.0} km from the city",
+                city.name,
+                a.name
+            );
             assert!(!vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&a.category.as_str()));
         }
     }
     // the committed clusters regenerate byte-identically
     let built = gtb::clusters::build(&res, Default::default());
     let csv = gtb::clusters::to_csv(&res, &built);
-    assert_eq!(csv, std::fs::read_to_string(&cfg.paths.clusters).unwrap(), "run `gtb clusters` and commit the result");
+    assert_eq!(
+        csv,
+        std::fs::read_to_string(&cfg.paths.clusters).unwrap(),
+        "run `gtb clusters` and commit the result"
+    );
 }
 
 fn read_ref(path: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
     let mut rdr = csv::Reader::from_path(path).unwrap();
     let h = rdr.headers().unwrap().clone();
-    rdr.records().map(|r| h.iter().zip(r.unwrap().iter()).map(|(a, b)| (a.to_string(), b.to_string())).collect()).collect()
+    rdr.records()
+        .map(|r| {
+            h.iter()
+                .zip(r.unwrap().iter())
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        })
+        .collect()
 }
 
 #[test]
@@ -98,23 +152,45 @@ fn cross_check_against_reference_data() {
             .iter()
             .find(|r| r["name"] == c.name)
             .or_else(|| counties.iter().find(|r| r["name"] == c.name))
-            .or_else(|| py.iter().find(|r| r["name"] == c.name || r["name"] == c.short_name()));
+            .or_else(|| {
+                py.iter()
+                    .find(|r| r["name"] == c.name || r["name"] == c.short_name())
+            });
         let Some(r) = r else { continue };
         let (lat, lng): (f64, f64) = (r["lat"].parse().unwrap(), r["lng"].parse().unwrap());
         let km = gtb::clusters::haversine_km((lat, lng), (c.lat, c.lng));
         assert!(km <= 30.0, "{} is {km:.1} km from the reference", c.name);
         checked += 1;
     }
-    assert!(checked >= 100, "only {checked} cities found in the reference");
+    assert!(
+        checked >= 100,
+        "only {checked} cities found in the reference"
+    );
     // airports and stations exist
-    let airports: std::collections::HashSet<String> = read_ref(&rd.join("airports_cn/airports_cn_merged.csv")).into_iter().map(|r| r["iata"].clone()).collect();
-    let stations: std::collections::HashSet<String> = read_ref(&rd.join("cr12306_stations/stations.csv")).into_iter().map(|r| r["station_name"].clone()).collect();
+    let airports: std::collections::HashSet<String> =
+        read_ref(&rd.join("airports_cn/airports_cn_merged.csv"))
+            .into_iter()
+            .map(|r| r["iata"].clone())
+            .collect();
+    let stations: std::collections::HashSet<String> =
+        read_ref(&rd.join("cr12306_stations/stations.csv"))
+            .into_iter()
+            .map(|r| r["station_name"].clone())
+            .collect();
     for c in &res.cities {
         for a in &c.airports {
-            assert!(airports.contains(a), "{}: airport {a} unknown to the reference", c.name);
+            assert!(
+                airports.contains(a),
+                "{}: airport {a} unknown to the reference",
+                c.name
+            );
         }
         for s in &c.stations {
-            assert!(stations.contains(s), "{}: station {s} unknown to the reference", c.name);
+            assert!(
+                stations.contains(s),
+                "{}: station {s} unknown to the reference",
+                c.name
+            );
         }
     }
     // an attraction sharing its name with a 5A site lies in that site's city (or a county of it)
@@ -131,25 +207,46 @@ fn cross_check_against_reference_data() {
                     if !same {
                         // a namesake elsewhere (施秉's 云台山 vs 焦作's) is fine when it lies far
                         // from the 5A site; a misfiled copy of the 5A site is not
-                        if let (Ok(lat), Ok(lng)) = (s["lat"].parse::<f64>(), s["lng"].parse::<f64>()) {
+                        if let (Ok(lat), Ok(lng)) =
+                            (s["lat"].parse::<f64>(), s["lng"].parse::<f64>())
+                        {
                             let km = gtb::clusters::haversine_km((lat, lng), (a.lat, a.lng));
-                            assert!(km > 150.0, "{} is listed in {} but the 5A list puts it in {}{}, {km:.0} km away", a.name, city.name, s["province"], s["city"]);
+                            assert!(
+                                km > 150.0,
+                                "{} is listed in {} but the 5A list puts it in {}{}, {km:.0} km away",
+                                a.name,
+                                city.name,
+                                s["province"],
+                                s["city"]
+                            );
                         }
                         continue;
                     }
                     if let (Ok(lat), Ok(lng)) = (s["lat"].parse::<f64>(), s["lng"].parse::<f64>()) {
                         let km = gtb::clusters::haversine_km((lat, lng), (a.lat, a.lng));
                         if km > 30.0 {
-                            far.push(format!("{} ({km:.0} km; reference geocoded as {:?})", a.name, s["coord_source_name"]));
+                            far.push(format!(
+                                "{} ({km:.0} km; reference geocoded as {:?})",
+                                a.name, s["coord_source_name"]
+                            ));
                         }
                     }
                 }
             }
         }
     }
-    eprintln!("5A name matches checked: {matched}; more than 30 km from the reference point: {far:?}");
+    eprintln!(
+        "5A name matches checked: {matched}; more than 30 km from the reference point: {far:?}"
+    );
     // the reference's own geocoding is wrong for a few sites (古窑 geocoded as 庐山), so a
     // small share of outliers is tolerated; a systematic error is not
-    assert!(matched >= 25, "only {matched} attractions share a name with a 5A site");
-    assert!(far.len() * 10 <= matched, "{} of {matched} 5A sites lie more than 30 km from the reference: {far:?}", far.len());
+    assert!(
+        matched >= 25,
+        "only {matched} attractions share a name with a 5A site"
+    );
+    assert!(
+        far.len() * 10 <= matched,
+        "{} of {matched} 5A sites lie more than 30 km from the reference: {far:?}",
+        far.len()
+    );
 }

@@ -14,16 +14,27 @@ fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
     // a clean build passes
     let (n, findings) = gtb::ops::validate_file(&cfg, path).unwrap();
     assert_eq!(n, 30);
-    assert!(findings.is_empty(), "{:?}", findings.iter().take(3).collect::<Vec<_>>());
+    assert!(
+        findings.is_empty(),
+        "{:?}",
+        findings.iter().take(3).collect::<Vec<_>>()
+    );
     // break one task three ways
     let text = std::fs::read_to_string(path).unwrap();
-    let mut tasks: Vec<Task> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut tasks: Vec<Task> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let task_id = tasks[0].task_id.clone();
     let t = &mut tasks[0];
     let (user, entry) = t.user_preferences.iter_mut().next().unwrap();
     let user = user.clone();
     let city = t.metadata.cities[0].clone();
-    let cp = entry.preference.city_specific_preferences.get_mut(&city).unwrap();
+    let cp = entry
+        .preference
+        .city_specific_preferences
+        .get_mut(&city)
+        .unwrap();
     cp.attractions.must_visit.push("霍格沃茨魔法学校".into());
     cp.food.must_eat.push("黄油啤酒".into());
     let must = cp.attractions.must_visit[0].clone();
@@ -33,12 +44,19 @@ fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
     std::fs::write(&bad, gtb::ops::sinks::release_bytes(&tasks)).unwrap();
     let (_, findings) = gtb::ops::validate_file(&cfg, &bad).unwrap();
     let msgs: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
-    let has = |check: &str, item: &str| findings.iter().any(|f| f.check == check && f.user == user && f.item.contains(item));
+    let has = |check: &str, item: &str| {
+        findings
+            .iter()
+            .any(|f| f.check == check && f.user == user && f.item.contains(item))
+    };
     assert!(has("poi_names", "霍格沃茨魔法学校"), "{msgs:?}");
     assert!(has("poi_names", "黄油啤酒"), "{msgs:?}");
     assert!(has("contradictions", &must), "{msgs:?}");
     assert!(has("certificate.budget", "100"), "{msgs:?}");
-    assert!(msgs.iter().any(|m| m.contains(&task_id) && m.contains(&format!("city={city}"))));
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains(&task_id) && m.contains(&format!("city={city}")))
+    );
 }
 
 #[test]

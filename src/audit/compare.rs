@@ -60,15 +60,26 @@ pub(crate) struct Scalars(pub Vec<Scalar>);
 impl Scalars {
     pub fn push(&mut self, key: &'static str, title: &'static str, unit: Unit, value: Option<f64>) {
         if let Some(value) = value.filter(|v| v.is_finite()) {
-            self.0.push(Scalar { key, title, unit, value });
+            self.0.push(Scalar {
+                key,
+                title,
+                unit,
+                value,
+            });
         }
     }
 }
 
 pub const CONFLICT_DISTS: [(&str, &str); 3] = [
-    ("conflicts_attractions", "tasks with an attraction must/reject clash"),
+    (
+        "conflicts_attractions",
+        "tasks with an attraction must/reject clash",
+    ),
     ("conflicts_food", "tasks with a food must/reject clash"),
-    ("conflicts_transport", "tasks with a transport must/reject clash"),
+    (
+        "conflicts_transport",
+        "tasks with a transport must/reject clash",
+    ),
 ];
 pub const CONFLICT_SHARES: [(&str, &str); 3] = [
     ("conflict_share_attractions", "conflict share, attractions"),
@@ -81,28 +92,109 @@ pub const WITHOUT_CONFLICT: &str = "without";
 impl Report {
     /// The comparable view of this report.
     pub fn profile(&self) -> Profile {
-        let mut dists = vec![Dist { key: "difficulty", title: "difficulty class", cats: self.difficulty.iter().map(|c| (c.item.clone(), c.count)).collect() }];
-        let titles = ["Table 8: group size × class", "Table 8: group size as the paper groups it × class", "Table 8: cities × class", "Table 8: days × class"];
+        let mut dists = vec![Dist {
+            key: "difficulty",
+            title: "difficulty class",
+            cats: self
+                .difficulty
+                .iter()
+                .map(|c| (c.item.clone(), c.count))
+                .collect(),
+        }];
+        let titles = [
+            "Table 8: group size × class",
+            "Table 8: group size as the paper groups it × class",
+            "Table 8: cities × class",
+            "Table 8: days × class",
+        ];
         for ((key, tab), title) in self.table8.tabs().into_iter().zip(titles) {
-            dists.push(Dist { key, title, cats: tab.cells() });
+            dists.push(Dist {
+                key,
+                title,
+                cats: tab.cells(),
+            });
         }
-        dists.push(Dist { key: "archetypes", title: "Table 5: tasks per archetype", cats: self.archetypes.iter().map(|a| (a.group_id.clone(), a.tasks)).collect() });
-        dists.push(Dist { key: "fields", title: "Table 9: preference items per field", cats: self.fields.iter().map(|f| (f.field.clone(), f.count)).collect() });
+        dists.push(Dist {
+            key: "archetypes",
+            title: "Table 5: tasks per archetype",
+            cats: self
+                .archetypes
+                .iter()
+                .map(|a| (a.group_id.clone(), a.tasks))
+                .collect(),
+        });
+        dists.push(Dist {
+            key: "fields",
+            title: "Table 9: preference items per field",
+            cats: self
+                .fields
+                .iter()
+                .map(|f| (f.field.clone(), f.count))
+                .collect(),
+        });
         for (c, (key, title)) in self.conflicts.iter().zip(CONFLICT_DISTS) {
-            dists.push(Dist { key, title, cats: vec![(WITH_CONFLICT.to_string(), c.tasks), (WITHOUT_CONFLICT.to_string(), self.tasks - c.tasks)] });
+            dists.push(Dist {
+                key,
+                title,
+                cats: vec![
+                    (WITH_CONFLICT.to_string(), c.tasks),
+                    (WITHOUT_CONFLICT.to_string(), self.tasks - c.tasks),
+                ],
+            });
         }
         let d = &self.diversity;
-        dists.push(Dist { key: "destinations", title: "tasks per destination city", cats: d.destinations.iter().map(|c| (c.item.clone(), c.count)).collect() });
-        dists.push(Dist { key: "departures", title: "tasks per departure city", cats: d.departures.iter().map(|c| (c.item.clone(), c.count)).collect() });
+        dists.push(Dist {
+            key: "destinations",
+            title: "tasks per destination city",
+            cats: d
+                .destinations
+                .iter()
+                .map(|c| (c.item.clone(), c.count))
+                .collect(),
+        });
+        dists.push(Dist {
+            key: "departures",
+            title: "tasks per departure city",
+            cats: d
+                .departures
+                .iter()
+                .map(|c| (c.item.clone(), c.count))
+                .collect(),
+        });
 
         let mut s = Scalars::default();
         let u = &self.users;
         s.push("tasks", "tasks", Unit::Count, Some(self.tasks as f64));
-        s.push("users", "users with preferences", Unit::Count, Some(u.users as f64));
-        s.push("users_per_task", "users per task", Unit::Number, u.users_per_task);
-        s.push("atomic_points", "atomic preference points", Unit::Count, Some(u.atomic_points as f64));
-        s.push("points_per_user", "atomic points per user", Unit::Number, u.points_per_user);
-        s.push("compromisable_share", "compromisable users", Unit::Share, u.compromisable_share);
+        s.push(
+            "users",
+            "users with preferences",
+            Unit::Count,
+            Some(u.users as f64),
+        );
+        s.push(
+            "users_per_task",
+            "users per task",
+            Unit::Number,
+            u.users_per_task,
+        );
+        s.push(
+            "atomic_points",
+            "atomic preference points",
+            Unit::Count,
+            Some(u.atomic_points as f64),
+        );
+        s.push(
+            "points_per_user",
+            "atomic points per user",
+            Unit::Number,
+            u.points_per_user,
+        );
+        s.push(
+            "compromisable_share",
+            "compromisable users",
+            Unit::Share,
+            u.compromisable_share,
+        );
         if let Some(b) = &self.budget {
             s.push("budget_min", "budget min", Unit::Yuan, Some(b.min as f64));
             s.push("budget_max", "budget max", Unit::Yuan, Some(b.max as f64));
@@ -110,15 +202,50 @@ impl Report {
             s.push("budget_median", "budget median", Unit::Yuan, Some(b.median));
         }
         for kind in CONFLICT_KINDS {
-            let (key, title) = CONFLICT_SHARES[CONFLICT_KINDS.iter().position(|k| *k == kind).unwrap()];
-            s.push(key, title, Unit::Share, self.conflict(kind).and_then(|c| c.share));
+            let (key, title) =
+                CONFLICT_SHARES[CONFLICT_KINDS.iter().position(|k| *k == kind).unwrap()];
+            s.push(
+                key,
+                title,
+                Unit::Share,
+                self.conflict(kind).and_then(|c| c.share),
+            );
         }
-        s.push("destination_cities", "distinct destination cities", Unit::Count, Some(d.destination_cities as f64));
-        s.push("departure_cities", "distinct departure cities", Unit::Count, Some(d.departure_cities as f64));
-        s.push("destination_gini", "Gini of destination frequency", Unit::Number, d.destination_gini);
-        s.push("destination_entropy", "normalised entropy of destinations", Unit::Number, d.destination_entropy);
-        s.push("top10_must_visit_share", "share of must_visit held by top-10 POIs", Unit::Share, d.top10_must_visit_share);
-        Profile { label: self.source.clone(), dists, scalars: s.0 }
+        s.push(
+            "destination_cities",
+            "distinct destination cities",
+            Unit::Count,
+            Some(d.destination_cities as f64),
+        );
+        s.push(
+            "departure_cities",
+            "distinct departure cities",
+            Unit::Count,
+            Some(d.departure_cities as f64),
+        );
+        s.push(
+            "destination_gini",
+            "Gini of destination frequency",
+            Unit::Number,
+            d.destination_gini,
+        );
+        s.push(
+            "destination_entropy",
+            "normalised entropy of destinations",
+            Unit::Number,
+            d.destination_entropy,
+        );
+        s.push(
+            "top10_must_visit_share",
+            "share of must_visit held by top-10 POIs",
+            Unit::Share,
+            d.top10_must_visit_share,
+        );
+        Profile {
+            label: self.source.clone(),
+            dists,
+            scalars: s.0,
+        }
     }
 }
 
@@ -182,7 +309,13 @@ fn compare_dist(a: &Dist, b: &Dist) -> DistComparison {
     let rows = labels
         .iter()
         .zip(ours.iter().zip(&reference))
-        .map(|(l, (&o, &r))| DistRow { label: l.to_string(), ours: o, reference: r, ours_share: share(o, ta), reference_share: share(r, tb) })
+        .map(|(l, (&o, &r))| DistRow {
+            label: l.to_string(),
+            ours: o,
+            reference: r,
+            ours_share: share(o, ta),
+            reference_share: share(r, tb),
+        })
         .collect();
     let chi = stats::chi_square(&ours, &reference);
     DistComparison {
@@ -200,19 +333,42 @@ fn compare_dist(a: &Dist, b: &Dist) -> DistComparison {
 /// Compare every distribution and scalar present on both sides (scalars present on only one
 /// side are listed with the other side empty).
 pub fn compare(ours: &Profile, reference: &Profile) -> Comparison {
-    let dists = ours.dists.iter().filter_map(|d| reference.dist(d.key).map(|r| compare_dist(d, r))).collect();
+    let dists = ours
+        .dists
+        .iter()
+        .filter_map(|d| reference.dist(d.key).map(|r| compare_dist(d, r)))
+        .collect();
     let mut scalars: Vec<ScalarComparison> = ours
         .scalars
         .iter()
         .map(|s| {
             let r = reference.scalar(s.key);
-            ScalarComparison { key: s.key, title: s.title, unit: s.unit, ours: Some(s.value), reference: r, diff: r.map(|r| s.value - r) }
+            ScalarComparison {
+                key: s.key,
+                title: s.title,
+                unit: s.unit,
+                ours: Some(s.value),
+                reference: r,
+                diff: r.map(|r| s.value - r),
+            }
         })
         .collect();
     for s in &reference.scalars {
         if ours.scalar(s.key).is_none() {
-            scalars.push(ScalarComparison { key: s.key, title: s.title, unit: s.unit, ours: None, reference: Some(s.value), diff: None });
+            scalars.push(ScalarComparison {
+                key: s.key,
+                title: s.title,
+                unit: s.unit,
+                ours: None,
+                reference: Some(s.value),
+                diff: None,
+            });
         }
     }
-    Comparison { ours: ours.label.clone(), reference: reference.label.clone(), scalars, dists }
+    Comparison {
+        ours: ours.label.clone(),
+        reference: reference.label.clone(),
+        scalars,
+        dists,
+    }
 }

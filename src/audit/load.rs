@@ -95,7 +95,10 @@ fn tally_block(bytes: &[u8], first_line: usize) -> (Tally, usize) {
     }
     let mut tally = part.tally;
     for (k, i, message) in part.bad {
-        tally.add_bad(BadLine { line: first[k] + i, message });
+        tally.add_bad(BadLine {
+            line: first[k] + i,
+            message,
+        });
     }
     (tally, line - first_line)
 }
@@ -107,7 +110,10 @@ pub fn tally_reader(input: impl std::io::Read) -> std::io::Result<Tally> {
 }
 
 /// [`tally_reader`] with a chosen block size (for tests of the block boundaries).
-pub fn tally_reader_in_blocks(mut input: impl std::io::Read, block: usize) -> std::io::Result<Tally> {
+pub fn tally_reader_in_blocks(
+    mut input: impl std::io::Read,
+    block: usize,
+) -> std::io::Result<Tally> {
     let mut tally = Tally::default();
     let mut buf: Vec<u8> = Vec::with_capacity(block + (1 << 16));
     let mut line = 1;
@@ -125,7 +131,11 @@ pub fn tally_reader_in_blocks(mut input: impl std::io::Read, block: usize) -> st
             }
         }
         // whole lines only, unless this is the end
-        let cut = if eof { buf.len() } else { buf.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) };
+        let cut = if eof {
+            buf.len()
+        } else {
+            buf.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1)
+        };
         if cut == 0 && !eof {
             // a single line longer than the block: read on until its newline
             let mut more = [0u8; 1 << 16];
@@ -154,17 +164,24 @@ pub fn tally_bytes(bytes: &[u8]) -> Tally {
 /// a limit) unless `skip_bad`, in which case they are skipped and counted in the report.
 pub fn audit_file(path: &Path, skip_bad: bool) -> Result<Report> {
     let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
     let mut tally = tally_reader(file).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
     let bad = tally.bad_lines();
     if !bad.is_empty() && !skip_bad {
-        let mut msg: Vec<String> = bad.iter().take(BAD_LINES_LISTED).map(|b| format!("{name}:{}: {}", b.line, b.message)).collect();
+        let mut msg: Vec<String> = bad
+            .iter()
+            .take(BAD_LINES_LISTED)
+            .map(|b| format!("{name}:{}: {}", b.line, b.message))
+            .collect();
         if bad.len() > BAD_LINES_LISTED {
             msg.push(format!("… and {} more", bad.len() - BAD_LINES_LISTED));
         }
-        msg.push(format!("{name}: {} malformed line(s); pass --skip-bad to skip them", bad.len()));
+        msg.push(format!(
+            "{name}: {} malformed line(s); pass --skip-bad to skip them",
+            bad.len()
+        ));
         bail!("{}", msg.join("\n"));
     }
     Ok(tally.report(&name))
 }
-

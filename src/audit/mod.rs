@@ -42,7 +42,11 @@ pub enum Against {
 impl Against {
     /// `paper` (literally) or a path.
     pub fn parse(s: &str) -> Against {
-        if s == "paper" { Against::Paper } else { Against::File(PathBuf::from(s)) }
+        if s == "paper" {
+            Against::Paper
+        } else {
+            Against::File(PathBuf::from(s))
+        }
     }
 }
 

@@ -42,7 +42,11 @@ pub fn size_label(n: usize) -> String {
 }
 
 pub fn cities_label(c: usize) -> String {
-    if c == 1 { "1 city".to_string() } else { format!("{c} cities") }
+    if c == 1 {
+        "1 city".to_string()
+    } else {
+        format!("{c} cities")
+    }
 }
 
 /// Days band of Table 8: 2-3, 4-5, 6-7 (keyed by the band's first day so that it sorts).
@@ -143,7 +147,9 @@ where
             if i == j {
                 continue;
             }
-            let Some((_, reject)) = lists(v) else { continue };
+            let Some((_, reject)) = lists(v) else {
+                continue;
+            };
             for m in must {
                 if reject.contains(m) {
                     out.insert(m.as_str());
@@ -162,10 +168,22 @@ impl Tally {
         *self.classes.entry(class.clone()).or_insert(0) += 1;
         let n = t.group_size();
         *self.by_size.entry((n, class.clone())).or_insert(0) += 1;
-        *self.by_paper_size.entry((super::paper::table8_size(&md.group_id, n), class.clone())).or_insert(0) += 1;
-        *self.by_cities.entry((md.cities.len(), class.clone())).or_insert(0) += 1;
-        *self.by_days.entry((days_band(t.days()), class)).or_insert(0) += 1;
-        *self.archetypes.entry((md.group_id.clone(), md.group_name.clone())).or_insert(0) += 1;
+        *self
+            .by_paper_size
+            .entry((super::paper::table8_size(&md.group_id, n), class.clone()))
+            .or_insert(0) += 1;
+        *self
+            .by_cities
+            .entry((md.cities.len(), class.clone()))
+            .or_insert(0) += 1;
+        *self
+            .by_days
+            .entry((days_band(t.days()), class))
+            .or_insert(0) += 1;
+        *self
+            .archetypes
+            .entry((md.group_id.clone(), md.group_name.clone()))
+            .or_insert(0) += 1;
         self.members += n as u64;
         self.users += t.user_preferences.len() as u64;
         for city in &md.cities {
@@ -226,9 +244,19 @@ impl Tally {
         let mut found = [false; 3];
         for city in cities {
             let a = clashing(members.clone(), |u| {
-                u.preference.city_specific_preferences.get(city).map(|c| (&c.attractions.must_visit[..], &c.attractions.reject_visit[..]))
+                u.preference.city_specific_preferences.get(city).map(|c| {
+                    (
+                        &c.attractions.must_visit[..],
+                        &c.attractions.reject_visit[..],
+                    )
+                })
             });
-            let f = clashing(members.clone(), |u| u.preference.city_specific_preferences.get(city).map(|c| (&c.food.must_eat[..], &c.food.reject_eat[..])));
+            let f = clashing(members.clone(), |u| {
+                u.preference
+                    .city_specific_preferences
+                    .get(city)
+                    .map(|c| (&c.food.must_eat[..], &c.food.reject_eat[..]))
+            });
             for (k, items) in [(0, a), (1, f)] {
                 found[k] |= !items.is_empty();
                 for item in items {
@@ -304,20 +332,50 @@ impl Tally {
         let share = |x: u64, of: u64| (of > 0).then(|| x as f64 / of as f64);
 
         let mut classes: Vec<String> = CLASSES.iter().map(|s| s.to_string()).collect();
-        classes.extend(self.classes.keys().filter(|c| !CLASSES.contains(&c.as_str())).cloned());
-        let difficulty = classes.iter().map(|c| Counted::new(c, self.classes.get(c).copied().unwrap_or(0))).collect();
+        classes.extend(
+            self.classes
+                .keys()
+                .filter(|c| !CLASSES.contains(&c.as_str()))
+                .cloned(),
+        );
+        let difficulty = classes
+            .iter()
+            .map(|c| Counted::new(c, self.classes.get(c).copied().unwrap_or(0)))
+            .collect();
         let table8 = Table8 {
-            by_size: cross_tab("group size N (members incl. skipped children)", &classes, &self.by_size, |n| size_label(*n)),
-            by_paper_size: cross_tab("group size as the paper's Table 8 prints it (6-3 under N=5)", &classes, &self.by_paper_size, |n| size_label(*n)),
+            by_size: cross_tab(
+                "group size N (members incl. skipped children)",
+                &classes,
+                &self.by_size,
+                |n| size_label(*n),
+            ),
+            by_paper_size: cross_tab(
+                "group size as the paper's Table 8 prints it (6-3 under N=5)",
+                &classes,
+                &self.by_paper_size,
+                |n| size_label(*n),
+            ),
             by_cities: cross_tab("cities", &classes, &self.by_cities, |c| cities_label(*c)),
             by_days: cross_tab("days", &classes, &self.by_days, |d| days_band_label(*d)),
         };
 
-        let archetypes = self.archetypes.iter().map(|((id, name), &n)| ArchetypeCount { group_id: id.clone(), group_name: name.clone(), tasks: n }).collect();
+        let archetypes = self
+            .archetypes
+            .iter()
+            .map(|((id, name), &n)| ArchetypeCount {
+                group_id: id.clone(),
+                group_name: name.clone(),
+                tasks: n,
+            })
+            .collect();
         let fields = FIELDS
             .iter()
             .zip(self.fields)
-            .map(|(f, n)| FieldCount { field: f.to_string(), count: n, per_user: share(n, self.users) })
+            .map(|(f, n)| FieldCount {
+                field: f.to_string(),
+                count: n,
+                per_user: share(n, self.users),
+            })
             .collect();
         let users = UserStats {
             users: self.users,
@@ -340,16 +398,30 @@ impl Tally {
                 share: share(self.conflict_tasks[k], tasks),
                 top: top(&self.clashes[k], TOP)
                     .into_iter()
-                    .map(|((city, item), n)| Counted { item, city: (!city.is_empty()).then_some(city), count: n })
+                    .map(|((city, item), n)| Counted {
+                        item,
+                        city: (!city.is_empty()).then_some(city),
+                        count: n,
+                    })
                     .collect(),
             })
             .collect();
 
         let dest_counts: Vec<u64> = self.destinations.values().copied().collect();
-        let must_visit: HashMap<(String, String), u64> =
-            self.must_visit.into_iter().flat_map(|(city, m)| m.into_iter().map(move |(poi, n)| ((city.clone(), poi), n))).collect();
+        let must_visit: HashMap<(String, String), u64> = self
+            .must_visit
+            .into_iter()
+            .flat_map(|(city, m)| m.into_iter().map(move |(poi, n)| ((city.clone(), poi), n)))
+            .collect();
         let must_total: u64 = must_visit.values().sum();
-        let top_pois: Vec<Counted> = top(&must_visit, TOP).into_iter().map(|((city, poi), n)| Counted { item: poi, city: Some(city), count: n }).collect();
+        let top_pois: Vec<Counted> = top(&must_visit, TOP)
+            .into_iter()
+            .map(|((city, poi), n)| Counted {
+                item: poi,
+                city: Some(city),
+                count: n,
+            })
+            .collect();
         let top10: u64 = top_pois.iter().take(10).map(|c| c.count).sum();
         let diversity = Diversity {
             destination_cities: self.destinations.len() as u64,
@@ -357,8 +429,14 @@ impl Tally {
             destination_visits: dest_counts.iter().sum(),
             destination_gini: stats::gini(&dest_counts),
             destination_entropy: stats::normalized_entropy(&dest_counts),
-            destinations: top(&self.destinations, usize::MAX).into_iter().map(|(c, n)| Counted::new(&c, n)).collect(),
-            departures: top(&self.departures, usize::MAX).into_iter().map(|(c, n)| Counted::new(&c, n)).collect(),
+            destinations: top(&self.destinations, usize::MAX)
+                .into_iter()
+                .map(|(c, n)| Counted::new(&c, n))
+                .collect(),
+            departures: top(&self.departures, usize::MAX)
+                .into_iter()
+                .map(|(c, n)| Counted::new(&c, n))
+                .collect(),
             must_visit_mentions: must_total,
             must_visit_distinct: must_visit.len() as u64,
             top_must_visit: top_pois,
@@ -381,16 +459,32 @@ impl Tally {
     }
 }
 
-fn cross_tab<K: Clone + Ord>(title: &str, classes: &[String], m: &BTreeMap<(K, String), u64>, label: impl Fn(&K) -> String) -> CrossTab {
+fn cross_tab<K: Clone + Ord>(
+    title: &str,
+    classes: &[String],
+    m: &BTreeMap<(K, String), u64>,
+    label: impl Fn(&K) -> String,
+) -> CrossTab {
     let keys: BTreeSet<&K> = m.keys().map(|(k, _)| k).collect();
     let rows = keys
         .into_iter()
         .map(|k| {
-            let counts: Vec<u64> = classes.iter().map(|c| m.get(&(k.clone(), c.clone())).copied().unwrap_or(0)).collect();
-            CrossRow { label: label(k), total: counts.iter().sum(), counts }
+            let counts: Vec<u64> = classes
+                .iter()
+                .map(|c| m.get(&(k.clone(), c.clone())).copied().unwrap_or(0))
+                .collect();
+            CrossRow {
+                label: label(k),
+                total: counts.iter().sum(),
+                counts,
+            }
         })
         .collect();
-    CrossTab { title: title.to_string(), classes: classes.to_vec(), rows }
+    CrossTab {
+        title: title.to_string(),
+        classes: classes.to_vec(),
+        rows,
+    }
 }
 
 /// The `n` most frequent keys, count descending then key ascending.
@@ -417,7 +511,11 @@ fn budget_stats(h: &BTreeMap<u32, u64>) -> Option<BudgetStats> {
         }
         unreachable!("k < n")
     };
-    let median = if n % 2 == 1 { kth(n / 2) } else { (kth(n / 2 - 1) + kth(n / 2)) / 2.0 };
+    let median = if n % 2 == 1 {
+        kth(n / 2)
+    } else {
+        (kth(n / 2 - 1) + kth(n / 2)) / 2.0
+    };
     Some(BudgetStats {
         users: n,
         min: *h.keys().next().unwrap(),
@@ -438,7 +536,11 @@ pub struct Counted {
 
 impl Counted {
     pub fn new(item: &str, count: u64) -> Self {
-        Counted { item: item.to_string(), city: None, count }
+        Counted {
+            item: item.to_string(),
+            city: None,
+            count,
+        }
     }
     /// "item" or "item (city)".
     pub fn label(&self) -> String {
@@ -467,13 +569,20 @@ pub struct CrossTab {
 
 impl CrossTab {
     pub fn class_totals(&self) -> Vec<u64> {
-        (0..self.classes.len()).map(|i| self.rows.iter().map(|r| r.counts[i]).sum()).collect()
+        (0..self.classes.len())
+            .map(|i| self.rows.iter().map(|r| r.counts[i]).sum())
+            .collect()
     }
     /// Flattened "row · class" cells, in row order, for comparisons.
     pub fn cells(&self) -> Vec<(String, u64)> {
         self.rows
             .iter()
-            .flat_map(|r| self.classes.iter().zip(&r.counts).map(move |(c, &n)| (format!("{} · {c}", r.label), n)))
+            .flat_map(|r| {
+                self.classes
+                    .iter()
+                    .zip(&r.counts)
+                    .map(move |(c, &n)| (format!("{} · {c}", r.label), n))
+            })
             .collect()
     }
 }
@@ -491,7 +600,12 @@ pub struct Table8 {
 
 impl Table8 {
     pub fn tabs(&self) -> [(&'static str, &CrossTab); 4] {
-        [("table8_size", &self.by_size), ("table8_size_paper", &self.by_paper_size), ("table8_cities", &self.by_cities), ("table8_days", &self.by_days)]
+        [
+            ("table8_size", &self.by_size),
+            ("table8_size_paper", &self.by_paper_size),
+            ("table8_cities", &self.by_cities),
+            ("table8_days", &self.by_days),
+        ]
     }
 }
 
@@ -595,7 +709,10 @@ impl Report {
     }
 
     pub fn field(&self, name: &str) -> Option<u64> {
-        self.fields.iter().find(|f| f.field == name).map(|f| f.count)
+        self.fields
+            .iter()
+            .find(|f| f.field == name)
+            .map(|f| f.count)
     }
 
     pub fn conflict(&self, kind: &str) -> Option<&ConflictStat> {

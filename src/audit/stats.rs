@@ -14,7 +14,11 @@ pub fn gini(values: &[u64]) -> Option<f64> {
     v.sort_unstable();
     let n = v.len() as f64;
     // G = 2 Σ i·x_(i) / (n Σ x) − (n + 1) / n, with i = 1..n over ascending values
-    let weighted: f64 = v.iter().enumerate().map(|(i, &x)| (i as f64 + 1.0) * x as f64).sum();
+    let weighted: f64 = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (i as f64 + 1.0) * x as f64)
+        .sum();
     Some(2.0 * weighted / (n * total as f64) - (n + 1.0) / n)
 }
 
@@ -22,16 +26,23 @@ pub fn gini(values: &[u64]) -> Option<f64> {
 /// observed categories. `None` for fewer than two categories.
 pub fn normalized_entropy(values: &[u64]) -> Option<f64> {
     // Sorted so that the float sum does not depend on the caller's (hash-map) order.
-    let mut nz: Vec<f64> = values.iter().filter(|&&x| x > 0).map(|&x| x as f64).collect();
+    let mut nz: Vec<f64> = values
+        .iter()
+        .filter(|&&x| x > 0)
+        .map(|&x| x as f64)
+        .collect();
     nz.sort_by(f64::total_cmp);
     if nz.len() < 2 {
         return None;
     }
     let total: f64 = nz.iter().sum();
-    let h: f64 = nz.iter().map(|&x| {
-        let p = x / total;
-        -p * p.ln()
-    }).sum();
+    let h: f64 = nz
+        .iter()
+        .map(|&x| {
+            let p = x / total;
+            -p * p.ln()
+        })
+        .sum();
     Some(h / (nz.len() as f64).ln())
 }
 
@@ -42,7 +53,13 @@ pub fn total_variation(a: &[u64], b: &[u64]) -> Option<f64> {
     if ta == 0 || tb == 0 {
         return None;
     }
-    Some(0.5 * a.iter().zip(b).map(|(&x, &y)| (x as f64 / ta as f64 - y as f64 / tb as f64).abs()).sum::<f64>())
+    Some(
+        0.5 * a
+            .iter()
+            .zip(b)
+            .map(|(&x, &y)| (x as f64 / ta as f64 - y as f64 / tb as f64).abs())
+            .sum::<f64>(),
+    )
 }
 
 /// Result of a chi-square test of homogeneity of two samples over k categories.
@@ -62,8 +79,16 @@ pub const CHI2_EMPTY: &str = "not computed: one side is empty";
 /// empty on both sides are dropped; the test is computed only when every expected count is
 /// at least 5 (the usual validity rule), otherwise the reason is returned.
 pub fn chi_square(a: &[u64], b: &[u64]) -> Result<ChiSquare, &'static str> {
-    let cols: Vec<(f64, f64)> = a.iter().zip(b).filter(|(x, y)| **x + **y > 0).map(|(&x, &y)| (x as f64, y as f64)).collect();
-    let (na, nb): (f64, f64) = (cols.iter().map(|c| c.0).sum(), cols.iter().map(|c| c.1).sum());
+    let cols: Vec<(f64, f64)> = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| **x + **y > 0)
+        .map(|(&x, &y)| (x as f64, y as f64))
+        .collect();
+    let (na, nb): (f64, f64) = (
+        cols.iter().map(|c| c.0).sum(),
+        cols.iter().map(|c| c.1).sum(),
+    );
     if na == 0.0 || nb == 0.0 {
         return Err(CHI2_EMPTY);
     }
@@ -81,7 +106,11 @@ pub fn chi_square(a: &[u64], b: &[u64]) -> Result<ChiSquare, &'static str> {
         stat += (x - ea).powi(2) / ea + (y - eb).powi(2) / eb;
     }
     let df = cols.len() - 1;
-    Ok(ChiSquare { statistic: stat, df, p_value: chi2_survival(stat, df as f64) })
+    Ok(ChiSquare {
+        statistic: stat,
+        df,
+        p_value: chi2_survival(stat, df as f64),
+    })
 }
 
 /// P(X ≥ x) for X ~ χ²(df): the upper regularised incomplete gamma Q(df/2, x/2).

@@ -14,13 +14,19 @@ fn peak_rss_mib() -> f64 {
     // VmHWM: the process's peak resident set (Linux)
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
 }
 
 fn cfg(n: usize, dir: &std::path::Path) -> Config {
-    let mut c = Config::from_file(std::path::Path::new("gtb.toml")).expect("run from the project root");
+    let mut c =
+        Config::from_file(std::path::Path::new("gtb.toml")).expect("run from the project root");
     c.run.n = n;
     c.run.out = dir.join("out");
     c.run.work_dir = dir.join("out/.work");
@@ -42,22 +48,42 @@ fn main() -> anyhow::Result<()> {
         let sampler = gtb::sample::Sampler::new(&c, &res, n)?;
         let sk = sampler.sample();
         let t_sample = t.elapsed();
-        println!("prepare+sample n={n}: prepare {:.3}s, sample {:.3}s ({} skeletons), peak RSS {:.0} MiB", t_prepare.as_secs_f64(), t_sample.as_secs_f64(), sk.len(), peak_rss_mib());
+        println!(
+            "prepare+sample n={n}: prepare {:.3}s, sample {:.3}s ({} skeletons), peak RSS {:.0} MiB",
+            t_prepare.as_secs_f64(),
+            t_sample.as_secs_f64(),
+            sk.len(),
+            peak_rss_mib()
+        );
         drop(sk);
         let t = Instant::now();
         let plan = gtb::ops::BuildPlan::new(c.clone());
         let s = gtb::ops::build(&plan)?;
-        println!("full build n={n}: {:.3}s wall, {} tasks, peak RSS {:.0} MiB", t.elapsed().as_secs_f64(), s.splits[0].tasks, peak_rss_mib());
+        println!(
+            "full build n={n}: {:.3}s wall, {} tasks, peak RSS {:.0} MiB",
+            t.elapsed().as_secs_f64(),
+            s.splits[0].tasks,
+            peak_rss_mib()
+        );
         let t = Instant::now();
         let s2 = gtb::ops::build(&plan)?;
-        println!("rebuild (all stages fresh) n={n}: {:.3}s", t.elapsed().as_secs_f64());
+        println!(
+            "rebuild (all stages fresh) n={n}: {:.3}s",
+            t.elapsed().as_secs_f64()
+        );
         assert_eq!(s.splits[0].sha256, s2.splits[0].sha256);
         let t = Instant::now();
-        let audit = gtb::audit::Audit::run(&s.splits[0].path, Some(&gtb::audit::Against::Paper), false)?;
+        let audit =
+            gtb::audit::Audit::run(&s.splits[0].path, Some(&gtb::audit::Against::Paper), false)?;
         let t_audit = t.elapsed();
         let t = Instant::now();
         gtb::ops::sinks::ReportDir(dir.join("audit")).write_audit(&audit)?;
-        println!("audit n={n}: {:.3}s (+ {:.3}s to render md/json/html), peak RSS {:.0} MiB", t_audit.as_secs_f64(), t.elapsed().as_secs_f64(), peak_rss_mib());
+        println!(
+            "audit n={n}: {:.3}s (+ {:.3}s to render md/json/html), peak RSS {:.0} MiB",
+            t_audit.as_secs_f64(),
+            t.elapsed().as_secs_f64(),
+            peak_rss_mib()
+        );
     }
     validate_at_scale(&dir)?;
     llm_generate_stage(&dir)?;
@@ -73,7 +99,10 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
     let mut res = gtb::ops::load_resources(&c)?;
     let plan = gtb::ops::BuildPlan::new(c.clone());
     let s = gtb::ops::build(&plan)?;
-    let tasks: Vec<gtb::task::Task> = std::fs::read_to_string(&s.splits[0].path)?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let tasks: Vec<gtb::task::Task> = std::fs::read_to_string(&s.splits[0].path)?
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
     let target = 338_000usize;
     let real: usize = res.attractions.iter().map(Vec::len).sum();
     let dests: Vec<usize> = res.destinations().map(|d| d as usize).collect();
@@ -97,18 +126,37 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
         problems += v.check_task(&mut task, Mode::Audit).problems.len();
     }
     let t_validate = t.elapsed();
-    println!("validate 650 tasks vs {total} POIs: index {:.3}s, checks {:.3}s ({problems} problems)", t_index.as_secs_f64(), t_validate.as_secs_f64());
+    println!(
+        "validate 650 tasks vs {total} POIs: index {:.3}s, checks {:.3}s ({problems} problems)",
+        t_index.as_secs_f64(),
+        t_validate.as_secs_f64()
+    );
     // fuzzy throughput: misspelled names (one character dropped) force the fuzzy path
     let idx = NameIndex::new(&res, c.validate.fuzzy_threshold, c.validate.fuzzy_margin);
-    let queries: Vec<(usize, String)> = dests.iter().flat_map(|&d| res.attractions[d].iter().take(20).map(move |a| {
-        let mut ch: Vec<char> = a.name.chars().collect();
-        if ch.len() > 3 { ch.remove(ch.len() / 2); }
-        (d, ch.into_iter().collect::<String>())
-    })).collect();
+    let queries: Vec<(usize, String)> = dests
+        .iter()
+        .flat_map(|&d| {
+            res.attractions[d].iter().take(20).map(move |a| {
+                let mut ch: Vec<char> = a.name.chars().collect();
+                if ch.len() > 3 {
+                    ch.remove(ch.len() / 2);
+                }
+                (d, ch.into_iter().collect::<String>())
+            })
+        })
+        .collect();
     let t = Instant::now();
-    let snapped = queries.iter().filter(|(d, q)| matches!(idx.lookup(*d, q), gtb::validate::names::Match::Snapped(..))).count();
+    let snapped = queries
+        .iter()
+        .filter(|(d, q)| matches!(idx.lookup(*d, q), gtb::validate::names::Match::Snapped(..)))
+        .count();
     let el = t.elapsed().as_secs_f64();
-    println!("fuzzy lookups: {} in {el:.3}s = {:.0}/s against ~{} names per city ({snapped} snapped)", queries.len(), queries.len() as f64 / el, total / dests.len());
+    println!(
+        "fuzzy lookups: {} in {el:.3}s = {:.0}/s against ~{} names per city ({snapped} snapped)",
+        queries.len(),
+        queries.len() as f64 / el,
+        total / dests.len()
+    );
     Ok(())
 }
 
@@ -119,7 +167,11 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
 fn llm_generate_stage(dir: &std::path::Path) -> anyhow::Result<()> {
     use std::io::BufRead;
     let exe = std::env::current_exe()?.with_file_name("gtb-fake-llm");
-    anyhow::ensure!(exe.exists(), "{} is missing: run `cargo build --release --bins` first", exe.display());
+    anyhow::ensure!(
+        exe.exists(),
+        "{} is missing: run `cargo build --release --bins` first",
+        exe.display()
+    );
     let mut server = std::process::Command::new(&exe)
         .args(["--port", "0", "--latency-ms", "200"])
         .stdout(std::process::Stdio::piped())
@@ -140,7 +192,8 @@ fn llm_generate_stage(dir: &std::path::Path) -> anyhow::Result<()> {
     server.kill().ok();
     server.wait().ok();
     built?;
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(c.run.reports.join("llm_report.json"))?)?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(c.run.reports.join("llm_report.json"))?)?;
     let wall = report["generate_wall_seconds"].as_f64().unwrap_or(f64::NAN);
     let calls = report["requests"]["sent"].as_u64().unwrap_or(0);
     let ideal = calls as f64 * 0.2 / 64.0;

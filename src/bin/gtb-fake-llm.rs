@@ -13,7 +13,10 @@ use gtb::generate::llm::fake::{FakeConfig, FakeServer, Faults};
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "gtb-fake-llm", about = "Fake OpenAI-compatible chat-completions server on 127.0.0.1")]
+#[command(
+    name = "gtb-fake-llm",
+    about = "Fake OpenAI-compatible chat-completions server on 127.0.0.1"
+)]
 struct Args {
     /// Port on 127.0.0.1 (0 = any free port)
     #[arg(long, default_value_t = 8089)]
@@ -46,25 +49,50 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
-    let mut f = Faults { retry_after_secs: a.retry_after, timeout_ms: a.timeout_ms, reject_json_schema: a.reject_json_schema, require_key: a.require_key, each_kind_first: a.each_kind_first, ..Default::default() };
+    let mut f = Faults {
+        retry_after_secs: a.retry_after,
+        timeout_ms: a.timeout_ms,
+        reject_json_schema: a.reject_json_schema,
+        require_key: a.require_key,
+        each_kind_first: a.each_kind_first,
+        ..Default::default()
+    };
     for spec in &a.faults {
-        let (k, v) = spec.split_once('=').ok_or_else(|| anyhow::anyhow!("--fault {spec:?} is not KIND=SHARE"))?;
+        let (k, v) = spec
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--fault {spec:?} is not KIND=SHARE"))?;
         let v: f64 = v.parse()?;
-        *f.rate_mut(k).ok_or_else(|| anyhow::anyhow!("unknown fault kind {k:?}"))? = v;
+        *f.rate_mut(k)
+            .ok_or_else(|| anyhow::anyhow!("unknown fault kind {k:?}"))? = v;
     }
-    let server = FakeServer::start(FakeConfig { latency: Duration::from_millis(a.latency_ms), faults: f }, a.port)?;
+    let server = FakeServer::start(
+        FakeConfig {
+            latency: Duration::from_millis(a.latency_ms),
+            faults: f,
+        },
+        a.port,
+    )?;
     println!("{}", server.base_url());
     let t0 = std::time::Instant::now();
     let mut last = u64::MAX;
     loop {
         std::thread::sleep(Duration::from_millis(500));
-        let n = server.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+        let n = server
+            .stats
+            .requests
+            .load(std::sync::atomic::Ordering::Relaxed);
         if n != last {
             let faults = server.stats.faults.lock().unwrap().clone();
             eprintln!(
                 "gtb-fake-llm: {n} requests, {} completions, max in flight {}, faults {faults:?}",
-                server.stats.completions.load(std::sync::atomic::Ordering::Relaxed),
-                server.stats.max_in_flight.load(std::sync::atomic::Ordering::Relaxed)
+                server
+                    .stats
+                    .completions
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                server
+                    .stats
+                    .max_in_flight
+                    .load(std::sync::atomic::Ordering::Relaxed)
             );
             last = n;
         }

@@ -9,7 +9,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "gtb", version, about = "Build GroupTravelBench-style multi-user travel-planning datasets")]
+#[command(
+    name = "gtb",
+    version,
+    about = "Build GroupTravelBench-style multi-user travel-planning datasets"
+)]
 pub struct Cli {
     /// Config file (default: ./gtb.toml when present, else built-in defaults)
     #[arg(long, global = true)]
@@ -80,21 +84,64 @@ pub struct LlmArgs {
 
 impl LlmArgs {
     fn apply(self, l: &mut crate::config::Llm) {
-        let LlmArgs { model, base_url, api_key_env, temperature, max_tokens, response_format, concurrency, rpm, tpm, request_timeout, cache_dir, offline_replay, price_in, price_out } = self;
-        if let Some(v) = model { l.model = v; }
-        if let Some(v) = base_url { l.base_url = v; }
-        if let Some(v) = api_key_env { l.api_key_env = v; }
-        if let Some(v) = temperature { l.temperature = v; }
-        if let Some(v) = max_tokens { l.max_tokens = v; }
-        if let Some(v) = response_format { l.response_format = v; }
-        if let Some(v) = concurrency { l.concurrency = v; }
-        if let Some(v) = rpm { l.requests_per_minute = v; }
-        if let Some(v) = tpm { l.tokens_per_minute = v; }
-        if let Some(v) = request_timeout { l.timeout_secs = v; }
-        if let Some(v) = cache_dir { l.cache_dir = v; }
-        if offline_replay { l.offline_replay = true; }
-        if let Some(v) = price_in { l.price_input_per_mtok = v; }
-        if let Some(v) = price_out { l.price_output_per_mtok = v; }
+        let LlmArgs {
+            model,
+            base_url,
+            api_key_env,
+            temperature,
+            max_tokens,
+            response_format,
+            concurrency,
+            rpm,
+            tpm,
+            request_timeout,
+            cache_dir,
+            offline_replay,
+            price_in,
+            price_out,
+        } = self;
+        if let Some(v) = model {
+            l.model = v;
+        }
+        if let Some(v) = base_url {
+            l.base_url = v;
+        }
+        if let Some(v) = api_key_env {
+            l.api_key_env = v;
+        }
+        if let Some(v) = temperature {
+            l.temperature = v;
+        }
+        if let Some(v) = max_tokens {
+            l.max_tokens = v;
+        }
+        if let Some(v) = response_format {
+            l.response_format = v;
+        }
+        if let Some(v) = concurrency {
+            l.concurrency = v;
+        }
+        if let Some(v) = rpm {
+            l.requests_per_minute = v;
+        }
+        if let Some(v) = tpm {
+            l.tokens_per_minute = v;
+        }
+        if let Some(v) = request_timeout {
+            l.timeout_secs = v;
+        }
+        if let Some(v) = cache_dir {
+            l.cache_dir = v;
+        }
+        if offline_replay {
+            l.offline_replay = true;
+        }
+        if let Some(v) = price_in {
+            l.price_input_per_mtok = v;
+        }
+        if let Some(v) = price_out {
+            l.price_output_per_mtok = v;
+        }
         crate::generate::llm::resolve(l);
     }
 }
@@ -138,9 +185,7 @@ pub enum Command {
         target: usize,
     },
     /// Run every validator on a task file
-    Validate {
-        file: PathBuf,
-    },
+    Validate { file: PathBuf },
     /// Statistics of any GroupTravelBench-style task file (paper Tables 5, 8, 9, conflicts,
     /// diversity), optionally side by side with another file or the paper's figures
     Audit {
@@ -164,7 +209,9 @@ pub enum Command {
 fn load_config(cli: &Cli) -> Result<Config> {
     let mut cfg = match &cli.config {
         Some(p) => Config::from_file(p)?,
-        None if PathBuf::from("gtb.toml").exists() => Config::from_file(&PathBuf::from("gtb.toml"))?,
+        None if PathBuf::from("gtb.toml").exists() => {
+            Config::from_file(&PathBuf::from("gtb.toml"))?
+        }
         None => Config::default(),
     };
     if let Some(t) = cli.threads {
@@ -185,25 +232,48 @@ fn apply_run(cfg: &mut Config, run: &RunArgs) {
 fn parse_splits(s: &str) -> Result<Vec<(String, usize)>> {
     let mut out = Vec::new();
     for part in s.split(',') {
-        let (name, n) = part.split_once('=').with_context(|| format!("--splits: {part:?} is not NAME=COUNT"))?;
-        let n: usize = n.trim().parse().with_context(|| format!("--splits: {n:?} is not a count"))?;
-        if name.trim().is_empty() || n == 0 || out.iter().any(|(x, _): &(String, usize)| x == name.trim()) {
+        let (name, n) = part
+            .split_once('=')
+            .with_context(|| format!("--splits: {part:?} is not NAME=COUNT"))?;
+        let n: usize = n
+            .trim()
+            .parse()
+            .with_context(|| format!("--splits: {n:?} is not a count"))?;
+        if name.trim().is_empty()
+            || n == 0
+            || out.iter().any(|(x, _): &(String, usize)| x == name.trim())
+        {
             bail!("--splits: {part:?}: names must be distinct and non-empty, counts positive");
         }
         out.push((name.trim().to_string(), n));
     }
     // the test split is sampled first so that it does not depend on the others
-    out.sort_by_key(|(n, _)| match n.as_str() { "test" => 0, "dev" | "val" | "valid" => 1, _ => 2 });
+    out.sort_by_key(|(n, _)| match n.as_str() {
+        "test" => 0,
+        "dev" | "val" | "valid" => 1,
+        _ => 2,
+    });
     Ok(out)
 }
 
 fn run(cli: Cli) -> Result<()> {
     let mut cfg = load_config(&cli)?;
     if cfg.run.threads > 0 {
-        rayon::ThreadPoolBuilder::new().num_threads(cfg.run.threads).build_global().ok();
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cfg.run.threads)
+            .build_global()
+            .ok();
     }
     match cli.command {
-        Command::Build { run, out, explain, splits, holdout_cities, llm, llm_args } => {
+        Command::Build {
+            run,
+            out,
+            explain,
+            splits,
+            holdout_cities,
+            llm,
+            llm_args,
+        } => {
             apply_run(&mut cfg, &run);
             if let Some(o) = out {
                 // a build elsewhere keeps all of its outputs together
@@ -217,11 +287,28 @@ fn run(cli: Cli) -> Result<()> {
             if cfg.run.generator == "openai" {
                 llm_args.apply(&mut cfg.llm);
             }
-            let splits = splits.as_deref().map(parse_splits).transpose()?.unwrap_or_default();
-            let plan = ops::BuildPlan { cfg, explain, splits, verbose: true, holdout_cities };
+            let splits = splits
+                .as_deref()
+                .map(parse_splits)
+                .transpose()?
+                .unwrap_or_default();
+            let plan = ops::BuildPlan {
+                cfg,
+                explain,
+                splits,
+                verbose: true,
+                holdout_cities,
+            };
             let s = ops::build(&plan)?;
             for sp in &s.splits {
-                println!("{}: {} tasks -> {} (sha256 {}, {} dropped and replaced)", sp.name, sp.tasks, sp.path.display(), sp.sha256, sp.dropped);
+                println!(
+                    "{}: {} tasks -> {} (sha256 {}, {} dropped and replaced)",
+                    sp.name,
+                    sp.tasks,
+                    sp.path.display(),
+                    sp.sha256,
+                    sp.dropped
+                );
             }
         }
         Command::Sample { run, out } => {
@@ -232,15 +319,35 @@ fn run(cli: Cli) -> Result<()> {
             println!("{} skeletons -> {}", sk.len(), out.display());
         }
         Command::Clusters { target } => {
-            let (n, _) = ops::clusters(&cfg, crate::clusters::ClusterParams { target, ..Default::default() })?;
+            let (n, _) = ops::clusters(
+                &cfg,
+                crate::clusters::ClusterParams {
+                    target,
+                    ..Default::default()
+                },
+            )?;
             println!("{n} clusters -> {}", cfg.paths.clusters.display());
         }
-        Command::Audit { file, against, format, out, skip_bad } => {
-            let opts = ops::audit::AuditOptions { file, against: against.as_deref().map(crate::audit::Against::parse), format, out, skip_bad };
+        Command::Audit {
+            file,
+            against,
+            format,
+            out,
+            skip_bad,
+        } => {
+            let opts = ops::audit::AuditOptions {
+                file,
+                against: against.as_deref().map(crate::audit::Against::parse),
+                format,
+                out,
+                skip_bad,
+            };
             let o = ops::audit::audit(&opts)?;
             match &o.written {
                 // Markdown is always shown; the other formats are shown only when not written
-                Some(p) if format != crate::audit::Format::Md => println!("audit -> {}", p.display()),
+                Some(p) if format != crate::audit::Format::Md => {
+                    println!("audit -> {}", p.display())
+                }
                 Some(p) => {
                     print!("{}", o.text);
                     eprintln!("audit -> {}", p.display());
@@ -254,7 +361,11 @@ fn run(cli: Cli) -> Result<()> {
                 println!("{f}");
             }
             if !findings.is_empty() {
-                bail!("{}: {} problem(s) in {n} task(s)", file.display(), findings.len());
+                bail!(
+                    "{}: {} problem(s) in {n} task(s)",
+                    file.display(),
+                    findings.len()
+                );
             }
             println!("{}: {n} tasks, every check passed", file.display());
         }

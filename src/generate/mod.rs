@@ -9,7 +9,9 @@ pub mod messages;
 pub mod offline;
 
 use crate::resources::{Archetype, CityId, Profile, Resources};
-use crate::task::{ChildMember, Message, Metadata, Preference, Skeleton, Task, UserEntry, day_phrase};
+use crate::task::{
+    ChildMember, Message, Metadata, Preference, Skeleton, Task, UserEntry, day_phrase,
+};
 use indexmap::IndexMap;
 
 /// Everything a generator may look at for one task.
@@ -28,28 +30,56 @@ pub struct TaskContext<'a> {
 
 impl<'a> TaskContext<'a> {
     pub fn new(skeleton: &'a Skeleton, res: &'a Resources, seed: u64) -> Result<Self, String> {
-        let archetype = res.archetype(&skeleton.group_id).ok_or_else(|| format!("unknown group_id {}", skeleton.group_id))?;
-        let hub = res.city_id(&skeleton.departure_city).ok_or_else(|| format!("unknown departure city {}", skeleton.departure_city))?;
-        let cities = skeleton.cities.iter().map(|c| res.city_id(c).ok_or_else(|| format!("unknown city {c}"))).collect::<Result<Vec<_>, _>>()?;
+        let archetype = res
+            .archetype(&skeleton.group_id)
+            .ok_or_else(|| format!("unknown group_id {}", skeleton.group_id))?;
+        let hub = res
+            .city_id(&skeleton.departure_city)
+            .ok_or_else(|| format!("unknown departure city {}", skeleton.departure_city))?;
+        let cities = skeleton
+            .cities
+            .iter()
+            .map(|c| res.city_id(c).ok_or_else(|| format!("unknown city {c}")))
+            .collect::<Result<Vec<_>, _>>()?;
         let profiles = skeleton
             .members
             .iter()
-            .map(|m| res.profile(&m.profile).ok_or_else(|| format!("unknown profile {}", m.profile)))
+            .map(|m| {
+                res.profile(&m.profile)
+                    .ok_or_else(|| format!("unknown profile {}", m.profile))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         use chrono::Datelike;
-        let start = chrono::NaiveDate::parse_from_str(&skeleton.date, "%Y-%m-%d").map_err(|e| format!("date {:?}: {e}", skeleton.date))?;
+        let start = chrono::NaiveDate::parse_from_str(&skeleton.date, "%Y-%m-%d")
+            .map_err(|e| format!("date {:?}: {e}", skeleton.date))?;
         let trip_days = (0..skeleton.days as i64)
             .map(|k| start + chrono::Duration::days(k))
             .map(|d| (d.month(), d.day(), d.weekday().number_from_monday() as u8))
             .collect();
-        Ok(TaskContext { skeleton, archetype, hub, cities, profiles, res, seed, trip_days })
+        Ok(TaskContext {
+            skeleton,
+            archetype,
+            hub,
+            cities,
+            profiles,
+            res,
+            seed,
+            trip_days,
+        })
     }
     /// Whether an attraction is open on at least one day of the trip (unknown hours count as open).
     pub fn open_during_trip(&self, a: &crate::resources::Attraction) -> bool {
-        a.hours.as_ref().is_none_or(|h| self.trip_days.iter().any(|&(m, d, w)| h.open_on(m, d, w)))
+        a.hours
+            .as_ref()
+            .is_none_or(|h| self.trip_days.iter().any(|&(m, d, w)| h.open_on(m, d, w)))
     }
     pub fn profile_of(&self, user: &str) -> &'a Profile {
-        let i = self.skeleton.members.iter().position(|m| m.user == user).expect("slot exists");
+        let i = self
+            .skeleton
+            .members
+            .iter()
+            .position(|m| m.user == user)
+            .expect("slot exists");
         self.profiles[i]
     }
 }
@@ -81,7 +111,12 @@ pub trait PreferenceGenerator: Sync {
     fn version(&self) -> String;
     /// Generate attempt `attempt` (0-based) of a task. `feedback` carries the validator's
     /// complaints about the previous attempt.
-    fn generate(&self, ctx: &TaskContext, attempt: u32, feedback: Option<&str>) -> Result<Generated, GenError>;
+    fn generate(
+        &self,
+        ctx: &TaskContext,
+        attempt: u32,
+        feedback: Option<&str>,
+    ) -> Result<Generated, GenError>;
 
     /// Why the whole run must stop (authentication, quota, too many failures ...), checked
     /// after every batch; `None` while generation may go on.
@@ -93,7 +128,10 @@ pub trait PreferenceGenerator: Sync {
     /// this to overlap requests; the default spreads them over the rayon pool.
     fn generate_batch(&self, requests: &[Request]) -> Vec<Result<Generated, GenError>> {
         use rayon::prelude::*;
-        requests.par_iter().map(|r| self.generate(&r.ctx, r.attempt, r.feedback.as_deref())).collect()
+        requests
+            .par_iter()
+            .map(|r| self.generate(&r.ctx, r.attempt, r.feedback.as_deref()))
+            .collect()
     }
 }
 
@@ -109,8 +147,17 @@ pub fn assemble(ctx: &TaskContext, g: Generated) -> Task {
     let sk = ctx.skeleton;
     let a = ctx.archetype;
     let n = a.size();
-    let children: Vec<ChildMember> = a.children().map(|s| ChildMember { user: s.user.clone(), role: s.role.clone() }).collect();
-    let mut context = format!("出发城市：{}；出行日期：{}；团队类型：{}（共{}人）", sk.departure_city, sk.date, a.group_name, n);
+    let children: Vec<ChildMember> = a
+        .children()
+        .map(|s| ChildMember {
+            user: s.user.clone(),
+            role: s.role.clone(),
+        })
+        .collect();
+    let mut context = format!(
+        "出发城市：{}；出行日期：{}；团队类型：{}（共{}人）",
+        sk.departure_city, sk.date, a.group_name, n
+    );
     if !children.is_empty() {
         let roles: Vec<&str> = children.iter().map(|c| c.role.as_str()).collect();
         context.push_str(&format!("；随行儿童：{}", roles.join("、")));
@@ -119,13 +166,30 @@ pub fn assemble(ctx: &TaskContext, g: Generated) -> Task {
     for (user, pref) in g.tables {
         let role = a.slot(&user).map(|s| s.role.clone()).unwrap_or_default();
         let compromisable = sk.compromise_pattern.contains(&user);
-        user_preferences.insert(user, UserEntry { role, preference: pref, compromisable });
+        user_preferences.insert(
+            user,
+            UserEntry {
+                role,
+                preference: pref,
+                compromisable,
+            },
+        );
     }
     let mut messages = g.messages;
-    messages.sort_by_key(|m| m.role.trim_start_matches("User").parse::<u32>().unwrap_or(u32::MAX));
+    messages.sort_by_key(|m| {
+        m.role
+            .trim_start_matches("User")
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
     Task {
         task_id: sk.task_id.clone(),
-        query: format!("{}，{}，{}人的旅行计划", sk.cities.join("、"), day_phrase(sk.days), n),
+        query: format!(
+            "{}，{}，{}人的旅行计划",
+            sk.cities.join("、"),
+            day_phrase(sk.days),
+            n
+        ),
         time: sk.date.clone(),
         context,
         metadata: Metadata {

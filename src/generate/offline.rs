@@ -13,7 +13,10 @@ use crate::resources::archetypes::Pace;
 use crate::resources::{CityId, FoodKind, Profile, Strategy, vocab};
 use crate::rng::item_rng;
 use crate::sample::weighted_index;
-use crate::task::{AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference, Intensity, Preference};
+use crate::task::{
+    AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
+    Intensity, Preference,
+};
 use indexmap::IndexMap;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -32,8 +35,17 @@ impl PreferenceGenerator for OfflineGenerator {
     fn version(&self) -> String {
         format!("{OFFLINE_RULES_VERSION}+{}", messages::TEMPLATES_VERSION)
     }
-    fn generate(&self, ctx: &TaskContext, attempt: u32, _feedback: Option<&str>) -> Result<Generated, GenError> {
-        let mut rng = item_rng(ctx.seed, "generate", &format!("{}#{attempt}", ctx.skeleton.task_id));
+    fn generate(
+        &self,
+        ctx: &TaskContext,
+        attempt: u32,
+        _feedback: Option<&str>,
+    ) -> Result<Generated, GenError> {
+        let mut rng = item_rng(
+            ctx.seed,
+            "generate",
+            &format!("{}#{attempt}", ctx.skeleton.task_id),
+        );
         let mut tables = build_tables(ctx, &mut rng);
         inject_conflicts(ctx, &self.conflicts, &mut tables, &mut rng);
         let messages = tables
@@ -45,11 +57,18 @@ impl PreferenceGenerator for OfflineGenerator {
 }
 
 /// Draw `k` distinct items by weight.
-fn pick_distinct<T: Clone + PartialEq>(rng: &mut ChaCha8Rng, items: &[T], weights: &[f64], k: usize) -> Vec<T> {
+fn pick_distinct<T: Clone + PartialEq>(
+    rng: &mut ChaCha8Rng,
+    items: &[T],
+    weights: &[f64],
+    k: usize,
+) -> Vec<T> {
     let mut w = weights.to_vec();
     let mut out = Vec::new();
     while out.len() < k {
-        let Some(i) = weighted_index(rng, &w) else { break };
+        let Some(i) = weighted_index(rng, &w) else {
+            break;
+        };
         out.push(items[i].clone());
         w[i] = 0.0;
     }
@@ -84,17 +103,76 @@ fn persona(p: &Profile) -> Persona {
 fn category_taste(p: &Profile, cat: &str) -> f64 {
     let female = p.gender == "女";
     let liked: &[&str] = match persona(p) {
-        Persona::Child | Persona::Teen => &["游乐园", "主题公园", "动物园", "儿童乐园", "海滩", "海滨沙滩", "漂流", "户外拓展", "特色街区"],
-        Persona::Young if female => &["特色街区", "古镇", "创意园区", "博物馆", "海滨沙滩", "购物相关场所", "观景点", "人文景观", "园林"],
-        Persona::Young => &["自然风光", "名山大川", "名山丘陵", "户外拓展", "漂流", "观景点", "特色街区", "大峡谷", "游乐园"],
-        Persona::Adult => &["博物馆", "文物古迹", "古镇", "自然风光", "人文景观", "园林", "湖泊河流", "古建筑"],
-        Persona::Elder => &["寺庙", "名山大川", "自然风光", "公园", "文物古迹", "红色景点", "湖泊河流", "古建筑", "纪念馆"],
+        Persona::Child | Persona::Teen => &[
+            "游乐园",
+            "主题公园",
+            "动物园",
+            "儿童乐园",
+            "海滩",
+            "海滨沙滩",
+            "漂流",
+            "户外拓展",
+            "特色街区",
+        ],
+        Persona::Young if female => &[
+            "特色街区",
+            "古镇",
+            "创意园区",
+            "博物馆",
+            "海滨沙滩",
+            "购物相关场所",
+            "观景点",
+            "人文景观",
+            "园林",
+        ],
+        Persona::Young => &[
+            "自然风光",
+            "名山大川",
+            "名山丘陵",
+            "户外拓展",
+            "漂流",
+            "观景点",
+            "特色街区",
+            "大峡谷",
+            "游乐园",
+        ],
+        Persona::Adult => &[
+            "博物馆",
+            "文物古迹",
+            "古镇",
+            "自然风光",
+            "人文景观",
+            "园林",
+            "湖泊河流",
+            "古建筑",
+        ],
+        Persona::Elder => &[
+            "寺庙",
+            "名山大川",
+            "自然风光",
+            "公园",
+            "文物古迹",
+            "红色景点",
+            "湖泊河流",
+            "古建筑",
+            "纪念馆",
+        ],
     };
     let disliked: &[&str] = match persona(p) {
-        Persona::Child | Persona::Teen => &["寺庙", "纪念馆", "文物古迹", "古建筑", "烈士陵园", "道观"],
+        Persona::Child | Persona::Teen => {
+            &["寺庙", "纪念馆", "文物古迹", "古建筑", "烈士陵园", "道观"]
+        }
         Persona::Young => &["烈士陵园", "寺庙", "道观", "纪念馆"],
         Persona::Adult => &["游乐园", "儿童乐园", "购物相关场所"],
-        Persona::Elder => &["游乐园", "主题公园", "户外拓展", "漂流", "创意园区", "儿童乐园", "购物相关场所"],
+        Persona::Elder => &[
+            "游乐园",
+            "主题公园",
+            "户外拓展",
+            "漂流",
+            "创意园区",
+            "儿童乐园",
+            "购物相关场所",
+        ],
     };
     if liked.contains(&cat) {
         3.0
@@ -106,8 +184,27 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
 }
 
 fn food_taste(p: &Profile, cat: &str) -> f64 {
-    let spicy = ["川菜", "湘菜", "重庆火锅", "四川火锅", "串串香", "麻辣烫", "贵州菜", "钵钵鸡"];
-    let young_food = ["西式快餐", "烤肉", "烧烤", "日本料理", "韩国料理", "奶茶/茶饮", "咖啡", "披萨", "小龙虾"];
+    let spicy = [
+        "川菜",
+        "湘菜",
+        "重庆火锅",
+        "四川火锅",
+        "串串香",
+        "麻辣烫",
+        "贵州菜",
+        "钵钵鸡",
+    ];
+    let young_food = [
+        "西式快餐",
+        "烤肉",
+        "烧烤",
+        "日本料理",
+        "韩国料理",
+        "奶茶/茶饮",
+        "咖啡",
+        "披萨",
+        "小龙虾",
+    ];
     match persona(p) {
         Persona::Elder if spicy.contains(&cat) => 0.3,
         Persona::Elder if young_food.contains(&cat) => 0.2,
@@ -125,44 +222,116 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     let pace = if elder { Pace::Relaxed } else { a.pace };
     // --- transport -----------------------------------------------------------------------
     let all_legs = res.modes_on_all_legs(ctx.hub, &ctx.cities);
-    let first_leg_km = res.transport(ctx.hub, ctx.cities[0]).first().map(|o| o.distance_km).unwrap_or(1000) as f64;
+    let first_leg_km = res
+        .transport(ctx.hub, ctx.cities[0])
+        .first()
+        .map(|o| o.distance_km)
+        .unwrap_or(1000) as f64;
     let mode_weight = |m: &str| -> f64 {
         match m {
-            "飞机" => if first_leg_km > 1200.0 { 4.0 } else if first_leg_km > 600.0 { 1.5 } else { 0.3 },
-            "高铁" => if first_leg_km < 1500.0 { 3.0 } else { 1.0 },
-            "火车" => if a.spend < 0.9 { 1.5 } else { 0.3 },
-            _ => if first_leg_km < 500.0 && !elder { 1.5 } else { 0.15 },
+            "飞机" => {
+                if first_leg_km > 1200.0 {
+                    4.0
+                } else if first_leg_km > 600.0 {
+                    1.5
+                } else {
+                    0.3
+                }
+            }
+            "高铁" => {
+                if first_leg_km < 1500.0 {
+                    3.0
+                } else {
+                    1.0
+                }
+            }
+            "火车" => {
+                if a.spend < 0.9 {
+                    1.5
+                } else {
+                    0.3
+                }
+            }
+            _ => {
+                if first_leg_km < 500.0 && !elder {
+                    1.5
+                } else {
+                    0.15
+                }
+            }
         }
     };
     // an uninformed wish now and then: a mode that does not serve the whole route (caught by
     // the reachability check, which makes the member compromisable)
-    let wish_pool: Vec<&str> = if rng.gen_bool(0.04) { vocab::TRANSPORT_MODES.to_vec() } else { all_legs.clone() };
+    let wish_pool: Vec<&str> = if rng.gen_bool(0.04) {
+        vocab::TRANSPORT_MODES.to_vec()
+    } else {
+        all_legs.clone()
+    };
     let w: Vec<f64> = wish_pool.iter().map(|m| mode_weight(m)).collect();
     let n_must = count(rng, &[0.3, 0.6, 0.1]).min(wish_pool.len());
     let must = pick_distinct(rng, &wish_pool, &w, n_must);
-    let rest: Vec<&str> = all_legs.iter().copied().filter(|m| !must.contains(m)).collect();
+    let rest: Vec<&str> = all_legs
+        .iter()
+        .copied()
+        .filter(|m| !must.contains(m))
+        .collect();
     let n_pref = count(rng, &[0.35, 0.5, 0.15]).min(rest.len());
     let w: Vec<f64> = rest.iter().map(|m| mode_weight(m)).collect();
     let prefer = pick_distinct(rng, &rest, &w, n_pref);
-    let unused: Vec<&str> = vocab::TRANSPORT_MODES.iter().copied().filter(|m| !must.contains(m) && !prefer.contains(m)).collect();
+    let unused: Vec<&str> = vocab::TRANSPORT_MODES
+        .iter()
+        .copied()
+        .filter(|m| !must.contains(m) && !prefer.contains(m))
+        .collect();
     let w: Vec<f64> = unused.iter().map(|m| 1.0 / mode_weight(m)).collect();
-    let avoid = { let k = usize::from(rng.gen_bool(0.8)); pick_distinct(rng, &unused, &w, k) };
+    let avoid = {
+        let k = usize::from(rng.gen_bool(0.8));
+        pick_distinct(rng, &unused, &w, k)
+    };
     // nobody flatly rejects the only mode that serves a leg of their own trip
     let legs = res.route_legs(ctx.hub, &ctx.cities);
-    let essential = |m: &str| legs.iter().any(|&(x, y)| { let o = res.transport(x, y); o.len() == 1 && o[0].mode == m });
-    let unused: Vec<&str> = unused.into_iter().filter(|m| !avoid.contains(m) && !essential(m)).collect();
+    let essential = |m: &str| {
+        legs.iter().any(|&(x, y)| {
+            let o = res.transport(x, y);
+            o.len() == 1 && o[0].mode == m
+        })
+    };
+    let unused: Vec<&str> = unused
+        .into_iter()
+        .filter(|m| !avoid.contains(m) && !essential(m))
+        .collect();
     let w: Vec<f64> = unused.iter().map(|m| 1.0 / mode_weight(m)).collect();
-    let reject = { let k = usize::from(rng.gen_bool(0.07)); pick_distinct(rng, &unused, &w, k) };
+    let reject = {
+        let k = usize::from(rng.gen_bool(0.07));
+        pick_distinct(rng, &unused, &w, k)
+    };
     let to_s = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
-    let transport = Buckets { must: to_s(must), prefer: to_s(prefer), avoid: to_s(avoid), reject: to_s(reject) };
+    let transport = Buckets {
+        must: to_s(must),
+        prefer: to_s(prefer),
+        avoid: to_s(avoid),
+        reject: to_s(reject),
+    };
     // --- intensity -----------------------------------------------------------------------
     let (poi, hours): (&[(u32, f64)], &[(u32, f64)]) = match pace {
-        Pace::Relaxed => (&[(2, 0.55), (3, 0.4), (4, 0.05)], &[(6, 0.4), (7, 0.4), (8, 0.2)]),
-        Pace::Normal => (&[(2, 0.1), (3, 0.7), (4, 0.2)], &[(7, 0.15), (8, 0.6), (9, 0.2), (10, 0.05)]),
+        Pace::Relaxed => (
+            &[(2, 0.55), (3, 0.4), (4, 0.05)],
+            &[(6, 0.4), (7, 0.4), (8, 0.2)],
+        ),
+        Pace::Normal => (
+            &[(2, 0.1), (3, 0.7), (4, 0.2)],
+            &[(7, 0.15), (8, 0.6), (9, 0.2), (10, 0.05)],
+        ),
         Pace::Active => (&[(3, 0.5), (4, 0.5)], &[(8, 0.3), (9, 0.4), (10, 0.3)]),
     };
-    let pick = |rng: &mut ChaCha8Rng, t: &[(u32, f64)]| t[weighted_index(rng, &t.iter().map(|x| x.1).collect::<Vec<_>>()).unwrap_or(0)].0;
-    let intensity = Intensity { max_poi_per_day: pick(rng, poi), max_active_hours: pick(rng, hours) };
+    let pick = |rng: &mut ChaCha8Rng, t: &[(u32, f64)]| {
+        t[weighted_index(rng, &t.iter().map(|x| x.1).collect::<Vec<_>>()).unwrap_or(0)].0
+    };
+    let intensity = Intensity {
+        max_poi_per_day: pick(rng, poi),
+        max_active_hours: pick(rng, hours),
+    };
     // --- hotel ---------------------------------------------------------------------------
     let mut cats: Vec<&str> = Vec::new();
     for &c in &ctx.cities {
@@ -181,7 +350,13 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     let level = a.spend * rng.gen_range(0.75..1.35) * if elder { 0.85 } else { 1.0 };
     let hotel_w = |c: &str| -> f64 {
         let young = a.group_tags.iter().any(|t| t == "宿舍" || t == "朋友") && !elder;
-        let mut w = if upscale.contains(&c) { 2.0 * level * level } else if cheap.contains(&c) { 1.6 / level } else { 1.0 };
+        let mut w = if upscale.contains(&c) {
+            2.0 * level * level
+        } else if cheap.contains(&c) {
+            1.6 / level
+        } else {
+            1.0
+        };
         if a.is_family() && ["舒适型", "公寓式酒店", "度假酒店"].contains(&c) {
             w *= 2.0;
         }
@@ -193,18 +368,40 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     let w: Vec<f64> = cats.iter().map(|c| hotel_w(c)).collect();
     let n_pref = (1 + count(rng, &[0.3, 0.45, 0.25])).min(cats.len());
     let prefer = pick_distinct(rng, &cats, &w, n_pref);
-    let others: Vec<&str> = vocab::HOTEL_CATEGORIES.iter().copied().filter(|c| !prefer.contains(c)).collect();
+    let others: Vec<&str> = vocab::HOTEL_CATEGORIES
+        .iter()
+        .copied()
+        .filter(|c| !prefer.contains(c))
+        .collect();
     let upscale_pref = prefer.iter().any(|c| upscale.contains(c));
     let w: Vec<f64> = others
         .iter()
-        .map(|c| if upscale_pref && (cheap.contains(c) || *c == "民宿") { 3.0 } else if !upscale_pref && *c == "豪华型" { 6.0 } else { 0.4 })
+        .map(|c| {
+            if upscale_pref && (cheap.contains(c) || *c == "民宿") {
+                3.0
+            } else if !upscale_pref && *c == "豪华型" {
+                6.0
+            } else {
+                0.4
+            }
+        })
         .collect();
-    let avoid = { let k = usize::from(rng.gen_bool(0.93)); pick_distinct(rng, &others, &w, k) };
+    let avoid = {
+        let k = usize::from(rng.gen_bool(0.93));
+        pick_distinct(rng, &others, &w, k)
+    };
     // --- budget --------------------------------------------------------------------------
     let fare_of = |a: CityId, b: CityId| -> u32 {
         let opts = res.transport(a, b);
-        let wanted = transport.must.iter().chain(transport.prefer.iter()).filter_map(|m| opts.iter().find(|o| o.mode == m.as_str()).map(|o| o.fare)).max();
-        wanted.or_else(|| opts.iter().map(|o| o.fare).min()).unwrap_or(300)
+        let wanted = transport
+            .must
+            .iter()
+            .chain(transport.prefer.iter())
+            .filter_map(|m| opts.iter().find(|o| o.mode == m.as_str()).map(|o| o.fare))
+            .max();
+        wanted
+            .or_else(|| opts.iter().map(|o| o.fare).min())
+            .unwrap_or(300)
     };
     let transport_cost: u32 = legs.iter().map(|&(a, b)| fare_of(a, b)).sum();
     let nightly: f64 = {
@@ -226,12 +423,25 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     } * level;
     let raw = transport_cost as f64 + nightly / 2.0 * (days - 1) as f64 + meals * days as f64;
     let budget = ((raw * rng.gen_range(1.05..1.45) / 100.0).round() as u32 * 100).max(500);
-    let hotel_preference = HotelPreference { prefer: prefer.into_iter().map(String::from).collect(), avoid: avoid.into_iter().map(String::from).collect() };
-    GlobalConstraints { avg_budget: budget, transport, intensity, hotel_preference }
+    let hotel_preference = HotelPreference {
+        prefer: prefer.into_iter().map(String::from).collect(),
+        avoid: avoid.into_iter().map(String::from).collect(),
+    };
+    GlobalConstraints {
+        avg_budget: budget,
+        transport,
+        intensity,
+        hotel_preference,
+    }
 }
 
 /// Category preferences for one city (weak fields, shared by copy_minor).
-fn category_pref(ctx: &TaskContext, city: CityId, p: &Profile, rng: &mut ChaCha8Rng) -> CategoryPref {
+fn category_pref(
+    ctx: &TaskContext,
+    city: CityId,
+    p: &Profile,
+    rng: &mut ChaCha8Rng,
+) -> CategoryPref {
     let mut cats: Vec<&str> = Vec::new();
     for a in &ctx.res.attractions[city as usize] {
         if !cats.contains(&a.category.as_str()) {
@@ -239,11 +449,24 @@ fn category_pref(ctx: &TaskContext, city: CityId, p: &Profile, rng: &mut ChaCha8
         }
     }
     let w: Vec<f64> = cats.iter().map(|c| category_taste(p, c)).collect();
-    let positive = { let k = count(rng, &[0.15, 0.45, 0.4]); pick_distinct(rng, &cats, &w, k) };
-    let rest: Vec<&str> = cats.iter().copied().filter(|c| !positive.contains(c)).collect();
+    let positive = {
+        let k = count(rng, &[0.15, 0.45, 0.4]);
+        pick_distinct(rng, &cats, &w, k)
+    };
+    let rest: Vec<&str> = cats
+        .iter()
+        .copied()
+        .filter(|c| !positive.contains(c))
+        .collect();
     let w: Vec<f64> = rest.iter().map(|c| 1.0 / category_taste(p, c)).collect();
-    let negative = { let k = usize::from(rng.gen_bool(0.75)); pick_distinct(rng, &rest, &w, k) };
-    CategoryPref { positive: positive.into_iter().map(String::from).collect(), negative: negative.into_iter().map(String::from).collect() }
+    let negative = {
+        let k = usize::from(rng.gen_bool(0.75));
+        pick_distinct(rng, &rest, &w, k)
+    };
+    CategoryPref {
+        positive: positive.into_iter().map(String::from).collect(),
+        negative: negative.into_iter().map(String::from).collect(),
+    }
 }
 
 /// Food values of a city: (value, weight base). Categories of its entries and its local dishes;
@@ -267,19 +490,40 @@ fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, f64)> {
     out
 }
 
-fn weak_food(ctx: &TaskContext, city: CityId, p: &Profile, rng: &mut ChaCha8Rng) -> (Vec<String>, Vec<String>) {
+fn weak_food(
+    ctx: &TaskContext,
+    city: CityId,
+    p: &Profile,
+    rng: &mut ChaCha8Rng,
+) -> (Vec<String>, Vec<String>) {
     let vals = food_values(ctx, city);
     let items: Vec<String> = vals.iter().map(|v| v.0.clone()).collect();
     let w: Vec<f64> = vals.iter().map(|(v, w)| w * food_taste(p, v)).collect();
-    let prefer = { let k = count(rng, &[0.2, 0.55, 0.25]); pick_distinct(rng, &items, &w, k) };
-    let rest: Vec<String> = items.iter().filter(|v| !prefer.contains(v)).cloned().collect();
+    let prefer = {
+        let k = count(rng, &[0.2, 0.55, 0.25]);
+        pick_distinct(rng, &items, &w, k)
+    };
+    let rest: Vec<String> = items
+        .iter()
+        .filter(|v| !prefer.contains(v))
+        .cloned()
+        .collect();
     let w: Vec<f64> = rest.iter().map(|v| 1.0 / food_taste(p, v)).collect();
-    let avoid = { let k = usize::from(rng.gen_bool(0.62)); pick_distinct(rng, &rest, &w, k) };
+    let avoid = {
+        let k = usize::from(rng.gen_bool(0.62));
+        pick_distinct(rng, &rest, &w, k)
+    };
     (prefer, avoid)
 }
 
 /// The individual city fields: must/reject sights, must/reject food.
-fn individual_city(ctx: &TaskContext, city: CityId, p: &Profile, weak: &CityPref, rng: &mut ChaCha8Rng) -> CityPref {
+fn individual_city(
+    ctx: &TaskContext,
+    city: CityId,
+    p: &Profile,
+    weak: &CityPref,
+    rng: &mut ChaCha8Rng,
+) -> CityPref {
     let atts = &ctx.res.attractions[city as usize];
     let pos = &weak.attractions.category_pref.positive;
     let neg = &weak.attractions.category_pref.negative;
@@ -291,32 +535,77 @@ fn individual_city(ctx: &TaskContext, city: CityId, p: &Profile, weak: &CityPref
                 return 0.0; // closed for the whole trip (season, weekday): nobody insists on it
             }
             let pop = (a.popularity as f64 / 100.0).powf(1.5);
-            let cat = if pos.contains(&a.category) { 3.0 } else if neg.contains(&a.category) { 0.05 } else { 1.0 };
+            let cat = if pos.contains(&a.category) {
+                3.0
+            } else if neg.contains(&a.category) {
+                0.05
+            } else {
+                1.0
+            };
             pop * cat * category_taste(p, &a.category)
         })
         .collect();
-    let must_visit = { let k = 1 + count(rng, &[0.7, 0.3]); pick_distinct(rng, &names, &w, k) };
+    let must_visit = {
+        let k = 1 + count(rng, &[0.7, 0.3]);
+        pick_distinct(rng, &names, &w, k)
+    };
     let w: Vec<f64> = atts
         .iter()
         .map(|a| {
             if must_visit.contains(&a.name) {
                 return 0.0;
             }
-            let cat = if neg.contains(&a.category) { 4.0 } else if pos.contains(&a.category) { 0.0 } else { 1.0 };
+            let cat = if neg.contains(&a.category) {
+                4.0
+            } else if pos.contains(&a.category) {
+                0.0
+            } else {
+                1.0
+            };
             (a.popularity as f64 / 100.0) * cat / category_taste(p, &a.category)
         })
         .collect();
-    let reject_visit = { let k = usize::from(rng.gen_bool(0.42)); pick_distinct(rng, &names, &w, k) };
+    let reject_visit = {
+        let k = usize::from(rng.gen_bool(0.42));
+        pick_distinct(rng, &names, &w, k)
+    };
     let vals = food_values(ctx, city);
     let items: Vec<String> = vals.iter().map(|v| v.0.clone()).collect();
     let taken = |v: &String| weak.food.prefer_eat.contains(v) || weak.food.avoid_eat.contains(v);
-    let w: Vec<f64> = vals.iter().map(|(v, w)| if taken(v) { 0.0 } else { w * food_taste(p, v) }).collect();
-    let must_eat = { let k = count(rng, &[0.25, 0.5, 0.25]); pick_distinct(rng, &items, &w, k) };
-    let w: Vec<f64> = vals.iter().map(|(v, _)| if taken(v) || must_eat.contains(v) { 0.0 } else { 1.0 / food_taste(p, v) }).collect();
-    let reject_eat = { let k = usize::from(rng.gen_bool(0.36)); pick_distinct(rng, &items, &w, k) };
+    let w: Vec<f64> = vals
+        .iter()
+        .map(|(v, w)| if taken(v) { 0.0 } else { w * food_taste(p, v) })
+        .collect();
+    let must_eat = {
+        let k = count(rng, &[0.25, 0.5, 0.25]);
+        pick_distinct(rng, &items, &w, k)
+    };
+    let w: Vec<f64> = vals
+        .iter()
+        .map(|(v, _)| {
+            if taken(v) || must_eat.contains(v) {
+                0.0
+            } else {
+                1.0 / food_taste(p, v)
+            }
+        })
+        .collect();
+    let reject_eat = {
+        let k = usize::from(rng.gen_bool(0.36));
+        pick_distinct(rng, &items, &w, k)
+    };
     CityPref {
-        attractions: AttractionPref { must_visit, reject_visit, category_pref: weak.attractions.category_pref.clone() },
-        food: FoodPref { must_eat, prefer_eat: weak.food.prefer_eat.clone(), avoid_eat: weak.food.avoid_eat.clone(), reject_eat },
+        attractions: AttractionPref {
+            must_visit,
+            reject_visit,
+            category_pref: weak.attractions.category_pref.clone(),
+        },
+        food: FoodPref {
+            must_eat,
+            prefer_eat: weak.food.prefer_eat.clone(),
+            avoid_eat: weak.food.avoid_eat.clone(),
+            reject_eat,
+        },
     }
 }
 
@@ -325,7 +614,10 @@ fn build_tables(ctx: &TaskContext, rng: &mut ChaCha8Rng) -> Vec<(String, Prefere
     let mut out: Vec<(String, Preference)> = Vec::new();
     for slot in a.planned_slots() {
         let p = ctx.profile_of(&slot.user);
-        let reference = slot.reference.as_ref().and_then(|r| out.iter().find(|(u, _)| u == r).map(|(_, t)| t.clone()));
+        let reference = slot
+            .reference
+            .as_ref()
+            .and_then(|r| out.iter().find(|(u, _)| u == r).map(|(_, t)| t.clone()));
         let global = match (slot.strategy, &reference) {
             (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
             _ => globals(ctx, p, rng),
@@ -337,30 +629,78 @@ fn build_tables(ctx: &TaskContext, rng: &mut ChaCha8Rng) -> Vec<(String, Prefere
                 _ => {
                     let category_pref = category_pref(ctx, c, p, rng);
                     let (prefer_eat, avoid_eat) = weak_food(ctx, c, p, rng);
-                    CityPref { attractions: AttractionPref { category_pref, ..Default::default() }, food: FoodPref { prefer_eat, avoid_eat, ..Default::default() } }
+                    CityPref {
+                        attractions: AttractionPref {
+                            category_pref,
+                            ..Default::default()
+                        },
+                        food: FoodPref {
+                            prefer_eat,
+                            avoid_eat,
+                            ..Default::default()
+                        },
+                    }
                 }
             };
-            cities.insert(ctx.res.city(c).name.clone(), individual_city(ctx, c, p, &weak, rng));
+            cities.insert(
+                ctx.res.city(c).name.clone(),
+                individual_city(ctx, c, p, &weak, rng),
+            );
         }
-        out.push((slot.user.clone(), Preference { global_constraints: global, city_specific_preferences: cities }));
+        out.push((
+            slot.user.clone(),
+            Preference {
+                global_constraints: global,
+                city_specific_preferences: cities,
+            },
+        ));
     }
     out
 }
 
 /// Make the task's must/reject clashes match the plan drawn for it: inject one where the plan
 /// says so, and scrub accidental ones elsewhere (so that the configured shares hold).
-fn inject_conflicts(ctx: &TaskContext, c: &Conflicts, tables: &mut [(String, Preference)], rng: &mut ChaCha8Rng) {
+fn inject_conflicts(
+    ctx: &TaskContext,
+    c: &Conflicts,
+    tables: &mut [(String, Preference)],
+    rng: &mut ChaCha8Rng,
+) {
     let want_attr = rng.gen_bool(c.attractions);
     let want_food = rng.gen_bool(c.food);
     let want_transport = rng.gen_bool(c.transport);
     let n = tables.len();
-    let city_names: Vec<String> = ctx.cities.iter().map(|&x| ctx.res.city(x).name.clone()).collect();
+    let city_names: Vec<String> = ctx
+        .cities
+        .iter()
+        .map(|&x| ctx.res.city(x).name.clone())
+        .collect();
     // scrub: nobody rejects what another member must have
     for city in &city_names {
         for i in 0..n {
-            let musts_v: Vec<String> = (0..n).filter(|&j| j != i).flat_map(|j| tables[j].1.city_specific_preferences[city].attractions.must_visit.clone()).collect();
-            let musts_f: Vec<String> = (0..n).filter(|&j| j != i).flat_map(|j| tables[j].1.city_specific_preferences[city].food.must_eat.clone()).collect();
-            let cp = tables[i].1.city_specific_preferences.get_mut(city).expect("city");
+            let musts_v: Vec<String> = (0..n)
+                .filter(|&j| j != i)
+                .flat_map(|j| {
+                    tables[j].1.city_specific_preferences[city]
+                        .attractions
+                        .must_visit
+                        .clone()
+                })
+                .collect();
+            let musts_f: Vec<String> = (0..n)
+                .filter(|&j| j != i)
+                .flat_map(|j| {
+                    tables[j].1.city_specific_preferences[city]
+                        .food
+                        .must_eat
+                        .clone()
+                })
+                .collect();
+            let cp = tables[i]
+                .1
+                .city_specific_preferences
+                .get_mut(city)
+                .expect("city");
             cp.attractions.reject_visit.retain(|x| !musts_v.contains(x));
             cp.food.reject_eat.retain(|x| !musts_f.contains(x));
         }
@@ -380,12 +720,22 @@ fn inject_conflicts(ctx: &TaskContext, c: &Conflicts, tables: &mut [(String, Pre
     if want_attr {
         let (i, j) = pair(rng);
         let city = &city_names[rng.gen_range(0..city_names.len())];
-        let item = tables[i].1.city_specific_preferences[city].attractions.must_visit[0].clone();
-        let cj = tables[j].1.city_specific_preferences.get_mut(city).expect("city");
+        let item = tables[i].1.city_specific_preferences[city]
+            .attractions
+            .must_visit[0]
+            .clone();
+        let cj = tables[j]
+            .1
+            .city_specific_preferences
+            .get_mut(city)
+            .expect("city");
         cj.attractions.must_visit.retain(|x| *x != item);
         if cj.attractions.must_visit.is_empty() {
             // keep must_visit non-empty: take the most popular sight nobody else is fighting over
-            if let Some(alt) = ctx.res.attractions[ctx.res.city_id(city).expect("city") as usize].iter().find(|a| a.name != item && ctx.open_during_trip(a)) {
+            if let Some(alt) = ctx.res.attractions[ctx.res.city_id(city).expect("city") as usize]
+                .iter()
+                .find(|a| a.name != item && ctx.open_during_trip(a))
+            {
                 cj.attractions.must_visit.push(alt.name.clone());
             }
         }
@@ -394,16 +744,32 @@ fn inject_conflicts(ctx: &TaskContext, c: &Conflicts, tables: &mut [(String, Pre
     if want_food {
         let (i, j) = pair(rng);
         let city = &city_names[rng.gen_range(0..city_names.len())];
-        let ci = tables[i].1.city_specific_preferences.get_mut(city).expect("city");
+        let ci = tables[i]
+            .1
+            .city_specific_preferences
+            .get_mut(city)
+            .expect("city");
         if ci.food.must_eat.is_empty() {
             let vals = food_values(ctx, ctx.res.city_id(city).expect("city"));
-            if let Some((v, _)) = vals.iter().find(|(v, _)| !ci.food.prefer_eat.contains(v) && !ci.food.avoid_eat.contains(v) && !ci.food.reject_eat.contains(v)) {
+            if let Some((v, _)) = vals.iter().find(|(v, _)| {
+                !ci.food.prefer_eat.contains(v)
+                    && !ci.food.avoid_eat.contains(v)
+                    && !ci.food.reject_eat.contains(v)
+            }) {
                 ci.food.must_eat.push(v.clone());
             }
         }
         if let Some(item) = ci.food.must_eat.first().cloned() {
-            let cj = tables[j].1.city_specific_preferences.get_mut(city).expect("city");
-            for l in [&mut cj.food.must_eat, &mut cj.food.prefer_eat, &mut cj.food.avoid_eat] {
+            let cj = tables[j]
+                .1
+                .city_specific_preferences
+                .get_mut(city)
+                .expect("city");
+            for l in [
+                &mut cj.food.must_eat,
+                &mut cj.food.prefer_eat,
+                &mut cj.food.avoid_eat,
+            ] {
                 l.retain(|x| *x != item);
             }
             cj.food.reject_eat = vec![item];
@@ -411,11 +777,20 @@ fn inject_conflicts(ctx: &TaskContext, c: &Conflicts, tables: &mut [(String, Pre
     }
     if want_transport {
         // only members of different social units can disagree on transport (units share globals)
-        let units: Vec<usize> = (0..n).filter(|&i| (0..i).all(|j| tables[j].1.global_constraints != tables[i].1.global_constraints)).collect();
+        let units: Vec<usize> = (0..n)
+            .filter(|&i| {
+                (0..i).all(|j| tables[j].1.global_constraints != tables[i].1.global_constraints)
+            })
+            .collect();
         if units.len() >= 2 {
             let (a, b) = (units[0], units[1 + rng.gen_range(0..units.len() - 1)]);
             let ga = tables[a].1.global_constraints.clone();
-            let mode = ga.transport.must.first().cloned().or_else(|| ctx.res.modes_on_all_legs(ctx.hub, &ctx.cities).first().map(|m| m.to_string()));
+            let mode = ga.transport.must.first().cloned().or_else(|| {
+                ctx.res
+                    .modes_on_all_legs(ctx.hub, &ctx.cities)
+                    .first()
+                    .map(|m| m.to_string())
+            });
             if let Some(mode) = mode {
                 let old = tables[b].1.global_constraints.clone();
                 for t in tables.iter_mut().filter(|t| t.1.global_constraints == old) {
@@ -441,9 +816,22 @@ fn inject_conflicts(ctx: &TaskContext, c: &Conflicts, tables: &mut [(String, Pre
 }
 
 fn scrub_transport(tables: &mut [(String, Preference)]) {
-    let musts: Vec<Vec<String>> = tables.iter().map(|t| t.1.global_constraints.transport.must.clone()).collect();
+    let musts: Vec<Vec<String>> = tables
+        .iter()
+        .map(|t| t.1.global_constraints.transport.must.clone())
+        .collect();
     for i in 0..tables.len() {
-        let others: Vec<&String> = musts.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, m)| m.iter()).collect();
-        tables[i].1.global_constraints.transport.reject.retain(|x| !others.contains(&x));
+        let others: Vec<&String> = musts
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, m)| m.iter())
+            .collect();
+        tables[i]
+            .1
+            .global_constraints
+            .transport
+            .reject
+            .retain(|x| !others.contains(&x));
     }
 }

@@ -33,7 +33,11 @@ pub fn audit(opts: &AuditOptions) -> Result<AuditOutput> {
         Some(dir) => Some(write(dir, opts.format, &text)?),
         None => None,
     };
-    Ok(AuditOutput { audit, text, written })
+    Ok(AuditOutput {
+        audit,
+        text,
+        written,
+    })
 }
 
 fn write(dir: &Path, format: Format, text: &str) -> Result<PathBuf> {

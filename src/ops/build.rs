@@ -6,7 +6,9 @@
 use super::sinks::{ReportDir, ReportSink};
 use crate::config::Config;
 use crate::difficulty::Class;
-use crate::generate::{PreferenceGenerator, Request, TaskContext, assemble, offline::OfflineGenerator};
+use crate::generate::{
+    PreferenceGenerator, Request, TaskContext, assemble, offline::OfflineGenerator,
+};
 use crate::pipeline::{Decision, Fingerprint, WorkDir, from_jsonl, to_jsonl};
 use crate::resources::Resources;
 use crate::rng::item_rng;
@@ -44,7 +46,13 @@ pub struct BuildPlan {
 impl BuildPlan {
     /// Build one split of `cfg.run.n` tasks quietly.
     pub fn new(cfg: Config) -> Self {
-        BuildPlan { cfg, explain: false, splits: Vec::new(), verbose: false, holdout_cities: 0 }
+        BuildPlan {
+            cfg,
+            explain: false,
+            splits: Vec::new(),
+            verbose: false,
+            holdout_cities: 0,
+        }
     }
 }
 
@@ -75,7 +83,11 @@ struct ValidateSummary {
 
 fn bar(len: usize, msg: &'static str) -> ProgressBar {
     let pb = ProgressBar::new(len as u64);
-    pb.set_style(ProgressStyle::with_template("{msg:>9} [{bar:30}] {pos}/{len} {elapsed}").expect("template").progress_chars("=> "));
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>9} [{bar:30}] {pos}/{len} {elapsed}")
+            .expect("template")
+            .progress_chars("=> "),
+    );
     pb.set_message(msg);
     pb
 }
@@ -86,7 +98,9 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
     cfg.validate()?;
     let res = super::load_resources(cfg)?;
     if cfg.run.generator != "openai" {
-        let generator = OfflineGenerator { conflicts: cfg.generate.conflicts.clone() };
+        let generator = OfflineGenerator {
+            conflicts: cfg.generate.conflicts.clone(),
+        };
         return build_with(plan, &res, &generator);
     }
     // a run the generator stops fails at the batch in progress: that stage is not committed,
@@ -98,7 +112,11 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
         Ok(s) if !plan.explain => s
             .splits
             .iter()
-            .filter(|sp| s.stages.iter().any(|(st, d)| *st == format!("{}/write", sp.name) && matches!(d, Decision::Rerun(_))))
+            .filter(|sp| {
+                s.stages.iter().any(|(st, d)| {
+                    *st == format!("{}/write", sp.name) && matches!(d, Decision::Rerun(_))
+                })
+            })
             .filter_map(|sp| sp.path.parent().map(|d| d.join("manifest.json")))
             .collect(),
         _ => Vec::new(),
@@ -110,15 +128,26 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
 }
 
 /// Run the plan with a given generator (tests and the LLM path plug theirs in here).
-pub fn build_with(plan: &BuildPlan, res: &Resources, generator: &dyn PreferenceGenerator) -> Result<BuildSummary> {
+pub fn build_with(
+    plan: &BuildPlan,
+    res: &Resources,
+    generator: &dyn PreferenceGenerator,
+) -> Result<BuildSummary> {
     let cfg = &plan.cfg;
     let mut summary = BuildSummary::default();
     let single = plan.splits.is_empty();
-    let splits = if single { vec![("test".to_string(), cfg.run.n)] } else { plan.splits.clone() };
+    let splits = if single {
+        vec![("test".to_string(), cfg.run.n)]
+    } else {
+        plan.splits.clone()
+    };
     let mut seen: HashSet<String> = HashSet::new();
     let held_out = crate::sample::Sampler::held_out_cities(cfg, res, plan.holdout_cities);
     if !held_out.is_empty() && plan.verbose {
-        let names: Vec<&str> = held_out.iter().map(|&c| res.city(c).name.as_str()).collect();
+        let names: Vec<&str> = held_out
+            .iter()
+            .map(|&c| res.city(c).name.as_str())
+            .collect();
         eprintln!("held-out cities (test split only): {}", names.join("、"));
     }
     for (name, n) in &splits {
@@ -130,13 +159,39 @@ pub fn build_with(plan: &BuildPlan, res: &Resources, generator: &dyn PreferenceG
             split_cfg.run.seed = u64::from_le_bytes(d.as_bytes()[..8].try_into().expect("8 bytes"));
         }
         let paths = SplitPaths {
-            work: WorkDir::new(&if single { cfg.run.work_dir.clone() } else { cfg.run.work_dir.join(name) }),
-            reports: if single { cfg.run.reports.clone() } else { cfg.run.reports.join(name) },
-            tasks: if single { cfg.run.out.join("test.jsonl") } else { cfg.run.out.join(name).join(format!("{name}.jsonl")) },
-            manifest: if single { cfg.run.out.join("manifest.json") } else { cfg.run.out.join(name).join("manifest.json") },
+            work: WorkDir::new(&if single {
+                cfg.run.work_dir.clone()
+            } else {
+                cfg.run.work_dir.join(name)
+            }),
+            reports: if single {
+                cfg.run.reports.clone()
+            } else {
+                cfg.run.reports.join(name)
+            },
+            tasks: if single {
+                cfg.run.out.join("test.jsonl")
+            } else {
+                cfg.run.out.join(name).join(format!("{name}.jsonl"))
+            },
+            manifest: if single {
+                cfg.run.out.join("manifest.json")
+            } else {
+                cfg.run.out.join(name).join("manifest.json")
+            },
         };
         let avoid: &[crate::resources::CityId] = if name == "test" { &[] } else { &held_out };
-        if let Some(s) = build_split(plan, &split_cfg, res, generator, &paths, name, avoid, &mut seen, &mut summary)? {
+        if let Some(s) = build_split(
+            plan,
+            &split_cfg,
+            res,
+            generator,
+            &paths,
+            name,
+            avoid,
+            &mut seen,
+            &mut summary,
+        )? {
             summary.splits.push(s);
         }
     }
@@ -151,13 +206,17 @@ struct SplitPaths {
 }
 
 /// Stream lines into a file atomically (temp + rename).
-fn write_lines_atomic(path: &Path, mut fill: impl FnMut(&mut dyn Write) -> Result<()>) -> Result<()> {
+fn write_lines_atomic(
+    path: &Path,
+    mut fill: impl FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     {
-        let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let f =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         fill(&mut w)?;
         w.flush()?;
@@ -194,22 +253,64 @@ fn build_split(
         .with("config run.seed", cfg.run.seed.to_string())
         .with("config run.n", cfg.run.n.to_string())
         .with_json("config sample", &cfg.sample)
-        .with("excluded signatures", digest::digest_bytes(exclusions.join("\n").as_bytes()))
-        .with("held-out cities", held_out.iter().map(|&c| res.city(c).name.clone()).collect::<Vec<_>>().join("、"))
+        .with(
+            "excluded signatures",
+            digest::digest_bytes(exclusions.join("\n").as_bytes()),
+        )
+        .with(
+            "held-out cities",
+            held_out
+                .iter()
+                .map(|&c| res.city(c).name.clone())
+                .collect::<Vec<_>>()
+                .join("、"),
+        )
         .with("code", CODE_VERSION);
     let fp_generate = Fingerprint::default()
         .with("upstream sample", fp_sample.digest())
-        .with("generator", format!("{} {}", generator.name(), generator.version()))
+        .with(
+            "generator",
+            format!("{} {}", generator.name(), generator.version()),
+        )
         .with_json("config generate", &cfg.generate);
-    let fp_validate = Fingerprint::default().with("upstream generate", fp_generate.digest()).with_json("config validate", &cfg.validate).with("code", CODE_VERSION);
-    let fp_write = Fingerprint::default().with("upstream validate", fp_validate.digest()).with("config run.seed", cfg.run.seed.to_string()).with("output", paths.tasks.display().to_string());
+    let fp_validate = Fingerprint::default()
+        .with("upstream generate", fp_generate.digest())
+        .with_json("config validate", &cfg.validate)
+        .with("code", CODE_VERSION);
+    let fp_write = Fingerprint::default()
+        .with("upstream validate", fp_validate.digest())
+        .with("config run.seed", cfg.run.seed.to_string())
+        .with("output", paths.tasks.display().to_string());
 
     let raw = [
         ("prepare", work.decide("prepare", &fp_prepare, &[])),
         ("sample", work.decide("sample", &fp_sample, &[])),
         ("generate", work.decide("generate", &fp_generate, &[])),
-        ("validate", work.decide("validate", &fp_validate, &[&paths.reports.join("report.json"), &work.root.join("validate.summary.json")])),
-        ("write", work.decide("write", &fp_write, &[&paths.tasks, &paths.manifest, &paths.reports.join("audit.html"), &paths.reports.join("audit.json"), &paths.reports.join("audit.md")])),
+        (
+            "validate",
+            work.decide(
+                "validate",
+                &fp_validate,
+                &[
+                    &paths.reports.join("report.json"),
+                    &work.root.join("validate.summary.json"),
+                ],
+            ),
+        ),
+        (
+            "write",
+            work.decide(
+                "write",
+                &fp_write,
+                &[
+                    &paths.tasks,
+                    &paths.manifest,
+                    &paths.reports.join("audit.html"),
+                    &paths.reports.join("audit.json"),
+                    &paths.reports.join("audit.md"),
+                ],
+            ),
+        ),
     ];
     // a stage whose upstream reruns reruns as well
     let mut decisions: Vec<(String, Decision)> = Vec::new();
@@ -224,17 +325,35 @@ fn build_split(
         }
         if plan.verbose || plan.explain {
             match &d {
-                Decision::Fresh => eprintln!("{split:>6} {stage:<9} fresh{}", if plan.explain { ": would reuse" } else { ", reused" }),
-                Decision::Rerun(r) => eprintln!("{split:>6} {stage:<9} {}: {r}", if plan.explain { "would run" } else { "runs" }),
+                Decision::Fresh => eprintln!(
+                    "{split:>6} {stage:<9} fresh{}",
+                    if plan.explain {
+                        ": would reuse"
+                    } else {
+                        ", reused"
+                    }
+                ),
+                Decision::Rerun(r) => eprintln!(
+                    "{split:>6} {stage:<9} {}: {r}",
+                    if plan.explain { "would run" } else { "runs" }
+                ),
             }
         }
         decisions.push((stage.to_string(), d));
     }
-    summary.stages.extend(decisions.iter().map(|(s, d)| (format!("{split}/{s}"), d.clone())));
+    summary.stages.extend(
+        decisions
+            .iter()
+            .map(|(s, d)| (format!("{split}/{s}"), d.clone())),
+    );
     if plan.explain {
         return Ok(None);
     }
-    let runs = |stage: &str| decisions.iter().any(|(s, d)| s == stage && matches!(d, Decision::Rerun(_)));
+    let runs = |stage: &str| {
+        decisions
+            .iter()
+            .any(|(s, d)| s == stage && matches!(d, Decision::Rerun(_)))
+    };
 
     // ---- prepare -----------------------------------------------------------------------
     if runs("prepare") {
@@ -264,7 +383,9 @@ fn build_split(
             *next += 1;
             guard += 1;
             if guard > 10_000 {
-                bail!("split {split}: cannot find a skeleton unseen in earlier splits; the splits are too large for the resources");
+                bail!(
+                    "split {split}: cannot find a skeleton unseen in earlier splits; the splits are too large for the resources"
+                );
             }
         }
         Ok(())
@@ -280,21 +401,36 @@ fn build_split(
         from_jsonl(&work.read_artifact("sample")?, &work.artifact("sample"))?
     };
     next_index = next_index.max(skeletons.iter().map(|s| s.index + 1).max().unwrap_or(0));
-    let classes: Vec<Class> = skeletons.iter().map(|s| class_of(&s.difficulty_type)).collect();
+    let classes: Vec<Class> = skeletons
+        .iter()
+        .map(|s| class_of(&s.difficulty_type))
+        .collect();
 
     // one batch of generation requests -> assembled tasks (errors stay per item)
-    let generate = |items: &[(&Skeleton, u32, Option<String>)]| -> Result<Vec<Result<Task, String>>> {
-        let reqs = items
-            .par_iter()
-            .map(|(sk, attempt, fb)| Ok(Request { ctx: TaskContext::new(sk, res, cfg.run.seed).map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?, attempt: *attempt, feedback: fb.clone() }))
-            .collect::<Result<Vec<_>>>()?;
-        let out = generator.generate_batch(&reqs);
-        // a run-level stop (auth, quota, error rate, replay miss): nothing of this batch counts
-        if let Some(why) = generator.stopped() {
-            anyhow::bail!("LLM generation stopped: {why}");
-        }
-        Ok(reqs.par_iter().zip(out.into_par_iter()).map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string())).collect())
-    };
+    let generate =
+        |items: &[(&Skeleton, u32, Option<String>)]| -> Result<Vec<Result<Task, String>>> {
+            let reqs = items
+                .par_iter()
+                .map(|(sk, attempt, fb)| {
+                    Ok(Request {
+                        ctx: TaskContext::new(sk, res, cfg.run.seed)
+                            .map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?,
+                        attempt: *attempt,
+                        feedback: fb.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let out = generator.generate_batch(&reqs);
+            // a run-level stop (auth, quota, error rate, replay miss): nothing of this batch counts
+            if let Some(why) = generator.stopped() {
+                anyhow::bail!("LLM generation stopped: {why}");
+            }
+            Ok(reqs
+                .par_iter()
+                .zip(out.into_par_iter())
+                .map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string()))
+                .collect())
+        };
 
     // ---- generate: first attempts, streamed to the artifact ---------------------------------
     if runs("generate") {
@@ -302,7 +438,8 @@ fn build_split(
         let tmp = work.root.join("generate.jsonl.part");
         write_lines_atomic(&tmp, |w| {
             for chunk in skeletons.chunks(CHUNK) {
-                let items: Vec<(&Skeleton, u32, Option<String>)> = chunk.iter().map(|s| (s, 0, None)).collect();
+                let items: Vec<(&Skeleton, u32, Option<String>)> =
+                    chunk.iter().map(|s| (s, 0, None)).collect();
                 let tasks = generate(&items)?;
                 // serialise in parallel, write in order; a failed first attempt is stored as
                 // a marker line and retried by validate
@@ -311,7 +448,9 @@ fn build_split(
                     .zip(tasks.par_iter())
                     .map(|(sk, t)| match t {
                         Ok(t) => serde_json::to_vec(t),
-                        Err(e) => serde_json::to_vec(&serde_json::json!({"failed": sk.task_id, "error": e})),
+                        Err(e) => serde_json::to_vec(
+                            &serde_json::json!({"failed": sk.task_id, "error": e}),
+                        ),
                     })
                     .collect::<Result<_, _>>()?;
                 for l in lines {
@@ -331,26 +470,61 @@ fn build_split(
     let validator = Validator::new(res, cfg);
     let vsummary: ValidateSummary = if runs("validate") {
         let pb = bar(skeletons.len(), "validate");
-        let mut tally = Tally { report: Report::new(), users: 0, signatures: vec![String::new(); skeletons.len()] };
+        let mut tally = Tally {
+            report: Report::new(),
+            users: 0,
+            signatures: vec![String::new(); skeletons.len()],
+        };
         tally.report.generated = skeletons.len();
         // accepted lines go straight to a part file in slot order; a dropped slot leaves an
         // empty line that the replacement fills in the final pass
         let part = work.root.join("validate.slots.part");
-        let mut part_w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&part).with_context(|| format!("creating {}", part.display()))?);
-        let mut replaced: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
+        let mut part_w = std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(&part).with_context(|| format!("creating {}", part.display()))?,
+        );
+        let mut replaced: std::collections::BTreeMap<usize, Vec<u8>> =
+            std::collections::BTreeMap::new();
         let mut failed_slots: Vec<(usize, Outcome)> = Vec::new();
-        let file = std::fs::File::open(work.artifact("generate")).with_context(|| format!("reading {}", work.artifact("generate").display()))?;
+        let file = std::fs::File::open(work.artifact("generate"))
+            .with_context(|| format!("reading {}", work.artifact("generate").display()))?;
         let mut reader = std::io::BufReader::new(file).lines();
         for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
             let base = ci * CHUNK;
-            let raw: Vec<String> = chunk.iter().map(|_| reader.next().context("generate artifact is shorter than the skeleton list")?.map_err(anyhow::Error::from)).collect::<Result<_>>()?;
-            let tasks: Vec<Option<Task>> = chunk.par_iter().zip(raw.par_iter()).map(|(sk, line)| serde_json::from_str::<Task>(line).ok().filter(|t| t.task_id == sk.task_id)).collect();
-            let settled = settle_batch(chunk.iter().collect(), tasks, &validator, cfg.generate.max_tries, &generate)?;
-            let lines: Vec<Option<String>> = settled.par_iter().map(|(r, _)| r.as_ref().ok().map(|(t, _)| crate::pyjson::to_string(t))).collect();
+            let raw: Vec<String> = chunk
+                .iter()
+                .map(|_| {
+                    reader
+                        .next()
+                        .context("generate artifact is shorter than the skeleton list")?
+                        .map_err(anyhow::Error::from)
+                })
+                .collect::<Result<_>>()?;
+            let tasks: Vec<Option<Task>> = chunk
+                .par_iter()
+                .zip(raw.par_iter())
+                .map(|(sk, line)| {
+                    serde_json::from_str::<Task>(line)
+                        .ok()
+                        .filter(|t| t.task_id == sk.task_id)
+                })
+                .collect();
+            let settled = settle_batch(
+                chunk.iter().collect(),
+                tasks,
+                &validator,
+                cfg.generate.max_tries,
+                &generate,
+            )?;
+            let lines: Vec<Option<String>> = settled
+                .par_iter()
+                .map(|(r, _)| r.as_ref().ok().map(|(t, _)| crate::pyjson::to_string(t)))
+                .collect();
             for (k, ((r, failures), line)) in settled.into_iter().zip(lines).enumerate() {
                 let slot = base + k;
                 match tally.record(slot, r, &failures) {
-                    Ok(_) => part_w.write_all(line.expect("accepted tasks were serialised").as_bytes())?,
+                    Ok(_) => part_w
+                        .write_all(line.expect("accepted tasks were serialised").as_bytes())?,
                     Err(o) => failed_slots.push((slot, o)),
                 }
                 part_w.write_all(b"\n")?;
@@ -368,7 +542,10 @@ fn build_split(
                 tally.report.drop_task(&dropped_id, &last);
                 guard += 1;
                 if guard > skeletons.len() * 4 + 100 {
-                    bail!("too many tasks dropped ({guard}); see {}", paths.reports.display());
+                    bail!(
+                        "too many tasks dropped ({guard}); see {}",
+                        paths.reports.display()
+                    );
                 }
                 let mut sk = sampler.draw(next_index, classes[slot]);
                 next_index += 1;
@@ -376,7 +553,15 @@ fn build_split(
                 tally.report.generated += 1;
                 tally.report.replacements += 1;
                 let first = generate(&[(&sk, 0, None)])?.pop().expect("one answer").ok();
-                let (r, failures) = settle_batch(vec![&sk], vec![first], &validator, cfg.generate.max_tries, &generate)?.pop().expect("one");
+                let (r, failures) = settle_batch(
+                    vec![&sk],
+                    vec![first],
+                    &validator,
+                    cfg.generate.max_tries,
+                    &generate,
+                )?
+                .pop()
+                .expect("one");
                 match tally.record(slot, r, &failures) {
                     Ok(t) => {
                         replaced.insert(slot, crate::pyjson::to_string(&t).into_bytes());
@@ -390,14 +575,25 @@ fn build_split(
             }
         }
         pb.finish_and_clear();
-        let Tally { mut report, users, signatures } = tally;
+        let Tally {
+            mut report,
+            users,
+            signatures,
+        } = tally;
         report.written = skeletons.len();
         let tmp = work.root.join("validate.jsonl.part");
         write_lines_atomic(&tmp, |w| {
             let r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&part)?);
             for (slot, line) in r.split(b'\n').enumerate() {
                 let line = line?;
-                let line = if line.is_empty() { replaced.get(&slot).context("a dropped slot without replacement")?.clone() } else { line };
+                let line = if line.is_empty() {
+                    replaced
+                        .get(&slot)
+                        .context("a dropped slot without replacement")?
+                        .clone()
+                } else {
+                    line
+                };
                 w.write_all(&line)?;
                 w.write_all(b"\n")?;
             }
@@ -408,14 +604,23 @@ fn build_split(
         for k in &classes {
             classes_count[k.index()] += 1;
         }
-        let vs = ValidateSummary { classes: classes_count, users, dropped: report.dropped, signatures };
+        let vs = ValidateSummary {
+            classes: classes_count,
+            users,
+            dropped: report.dropped,
+            signatures,
+        };
         ReportDir(paths.reports.clone()).write_report(&report)?;
-        digest::write_atomic(&work.root.join("validate.summary.json"), &serde_json::to_vec(&vs)?)?;
+        digest::write_atomic(
+            &work.root.join("validate.summary.json"),
+            &serde_json::to_vec(&vs)?,
+        )?;
         std::fs::rename(&tmp, work.artifact("validate"))?;
         work.commit_fingerprint("validate", &fp_validate)?;
         vs
     } else {
-        serde_json::from_slice(&std::fs::read(work.root.join("validate.summary.json"))?).context("reading validate.summary.json")?
+        serde_json::from_slice(&std::fs::read(work.root.join("validate.summary.json"))?)
+            .context("reading validate.summary.json")?
     };
     seen.extend(vsummary.signatures.iter().cloned());
 
@@ -424,7 +629,8 @@ fn build_split(
         // index the artifact's lines, then copy them in shuffled order with positioned reads
         use std::os::unix::fs::FileExt;
         let artifact = work.artifact("validate");
-        let file = std::fs::File::open(&artifact).with_context(|| format!("reading {}", artifact.display()))?;
+        let file = std::fs::File::open(&artifact)
+            .with_context(|| format!("reading {}", artifact.display()))?;
         let mut spans: Vec<(u64, usize)> = Vec::with_capacity(skeletons.len());
         {
             let mut pos = 0u64;
@@ -455,19 +661,39 @@ fn build_split(
         })?;
         let sha: String = {
             use sha2::Digest;
-            hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+            hasher
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
         };
-        let m = manifest(cfg, res, generator, &sha, spans.len(), &vsummary, &decisions, &[&fp_prepare, &fp_sample, &fp_generate, &fp_validate]);
+        let m = manifest(
+            cfg,
+            res,
+            generator,
+            &sha,
+            spans.len(),
+            &vsummary,
+            &decisions,
+            &[&fp_prepare, &fp_sample, &fp_generate, &fp_validate],
+        );
         digest::write_atomic(&paths.manifest, crate::pyjson::to_string(&m).as_bytes())?;
         // the split's audit against the paper's figures, next to its validation report
-        let audit = crate::audit::Audit::run(&paths.tasks, Some(&crate::audit::Against::Paper), false)?;
+        let audit =
+            crate::audit::Audit::run(&paths.tasks, Some(&crate::audit::Against::Paper), false)?;
         ReportDir(paths.reports.clone()).write_audit(&audit)?;
         work.commit("write", &fp_write, b"")?;
         sha
     } else {
         digest::sha256_file(&paths.tasks)?
     };
-    Ok(Some(SplitSummary { name: split.to_string(), tasks: skeletons.len(), path: paths.tasks.clone(), sha256: sha, dropped: vsummary.dropped }))
+    Ok(Some(SplitSummary {
+        name: split.to_string(),
+        tasks: skeletons.len(),
+        path: paths.tasks.clone(),
+        sha256: sha,
+        dropped: vsummary.dropped,
+    }))
 }
 
 /// What the validate stage accumulates over accepted tasks.
@@ -479,7 +705,12 @@ struct Tally {
 
 impl Tally {
     /// Book a settled slot: its retries, and the accepted task's fixes, users and signature.
-    fn record(&mut self, slot: usize, r: std::result::Result<(Task, Outcome), Outcome>, failures: &[Outcome]) -> std::result::Result<Task, Outcome> {
+    fn record(
+        &mut self,
+        slot: usize,
+        r: std::result::Result<(Task, Outcome), Outcome>,
+        failures: &[Outcome],
+    ) -> std::result::Result<Task, Outcome> {
         match r {
             Ok((t, o)) => {
                 failures.iter().for_each(|f| self.report.retry(f));
@@ -490,7 +721,9 @@ impl Tally {
             }
             Err(o) => {
                 // the last failure is the drop itself, counted by `drop_task`
-                failures[..failures.len().saturating_sub(1)].iter().for_each(|f| self.report.retry(f));
+                failures[..failures.len().saturating_sub(1)]
+                    .iter()
+                    .for_each(|f| self.report.retry(f));
                 Err(o)
             }
         }
@@ -506,7 +739,9 @@ fn settle_batch(
     first: Vec<Option<Task>>,
     validator: &Validator,
     max_tries: u32,
-    generate: &dyn Fn(&[(&Skeleton, u32, Option<String>)]) -> Result<Vec<std::result::Result<Task, String>>>,
+    generate: &dyn Fn(
+        &[(&Skeleton, u32, Option<String>)],
+    ) -> Result<Vec<std::result::Result<Task, String>>>,
 ) -> Result<Vec<Settled>> {
     let n = sks.len();
     let mut failures: Vec<Vec<Outcome>> = vec![Vec::new(); n];
@@ -520,7 +755,19 @@ fn settle_batch(
             }
             let items: Vec<(&Skeleton, u32, Option<String>)> = todo
                 .iter()
-                .map(|&i| (sks[i], attempt, failures[i].last().map(|o| o.problems.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n"))))
+                .map(|&i| {
+                    (
+                        sks[i],
+                        attempt,
+                        failures[i].last().map(|o| {
+                            o.problems
+                                .iter()
+                                .map(|f| f.to_string())
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        }),
+                    )
+                })
                 .collect();
             for (&i, t) in todo.iter().zip(generate(&items)?) {
                 current[i] = t.ok();
@@ -548,7 +795,15 @@ fn settle_batch(
                 Some((_, o)) => failures[i].push(o),
                 None => failures[i].push(Outcome {
                     fixes: vec![],
-                    problems: vec![crate::validate::Finding { check: "format", task_id: sks[i].task_id.clone(), user: String::new(), city: String::new(), field: String::new(), item: String::new(), message: "the generator returned no usable table".into() }],
+                    problems: vec![crate::validate::Finding {
+                        check: "format",
+                        task_id: sks[i].task_id.clone(),
+                        user: String::new(),
+                        city: String::new(),
+                        field: String::new(),
+                        item: String::new(),
+                        message: "the generator returned no usable table".into(),
+                    }],
                 }),
             }
         }
@@ -573,7 +828,13 @@ fn class_of(s: &str) -> Class {
 
 /// The signature of a written task (same shape as `Skeleton::signature`).
 pub fn signature_of(t: &Task) -> String {
-    format!("{}|{}|{}|{}", t.metadata.group_id, t.metadata.departure_city, t.metadata.cities.join("、"), t.days().unwrap_or(0))
+    format!(
+        "{}|{}|{}|{}",
+        t.metadata.group_id,
+        t.metadata.departure_city,
+        t.metadata.cities.join("、"),
+        t.days().unwrap_or(0)
+    )
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -36,9 +36,13 @@ pub fn sample(cfg: &Config) -> Result<Vec<crate::task::Skeleton>> {
 }
 
 /// `gtb validate FILE`: every check on a task file; returns (tasks, findings).
-pub fn validate_file(cfg: &Config, file: &std::path::Path) -> Result<(usize, Vec<crate::validate::Finding>)> {
+pub fn validate_file(
+    cfg: &Config,
+    file: &std::path::Path,
+) -> Result<(usize, Vec<crate::validate::Finding>)> {
     let res = load_resources(cfg)?;
-    let bytes = std::fs::read(file).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
+    let bytes =
+        std::fs::read(file).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
     let tasks: Vec<crate::task::Task> = crate::pipeline::from_jsonl(&bytes, file)?;
     let v = crate::validate::Validator::new(&res, cfg);
     let mut findings = Vec::new();

@@ -44,7 +44,10 @@ pub struct ReportDir(pub PathBuf);
 
 impl ReportSink for ReportDir {
     fn write_report(&mut self, report: &Report) -> Result<()> {
-        write_atomic(&self.0.join("report.json"), &serde_json::to_vec_pretty(report)?)?;
+        write_atomic(
+            &self.0.join("report.json"),
+            &serde_json::to_vec_pretty(report)?,
+        )?;
         write_atomic(&self.0.join("report.md"), report.to_markdown().as_bytes())
     }
 }

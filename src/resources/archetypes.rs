@@ -47,7 +47,11 @@ pub struct ProfileFilter {
 impl ProfileFilter {
     pub fn accepts(&self, p: &super::Profile, group_gender: Option<&str>) -> bool {
         (self.age[0]..=self.age[1]).contains(&p.age)
-            && self.gender.as_deref().or(group_gender).is_none_or(|g| g == p.gender)
+            && self
+                .gender
+                .as_deref()
+                .or(group_gender)
+                .is_none_or(|g| g == p.gender)
             && self.marital.as_ref().is_none_or(|m| m.contains(&p.marital))
             && self.parenting.as_ref().is_none_or(|x| *x == p.parenting)
     }
@@ -117,66 +121,125 @@ struct File {
 }
 
 fn line_of(text: &str, offset: usize) -> u64 {
-    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() as u64 + 1
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count() as u64
+        + 1
 }
 
 /// Load and check the archetype file.
 pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
-    let err = |line: u64, field: &str, message: String| InputError { file: path.to_path_buf(), line, field: field.to_string(), message };
+    let err = |line: u64, field: &str, message: String| InputError {
+        file: path.to_path_buf(),
+        line,
+        field: field.to_string(),
+        message,
+    };
     let bytes = super::input::read(path).map_err(|e| err(0, "", format!("cannot read: {e}")))?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| err(0, "", format!("invalid UTF-8: {e}")))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|e| err(0, "", format!("invalid UTF-8: {e}")))?;
     let file: File = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|s| line_of(&text, s.start)).unwrap_or(0);
         err(line, "", e.message().to_string())
     })?;
     let mut seen = std::collections::HashSet::new();
     for a in &file.archetype {
-        let line = text.find(&format!("group_id = \"{}\"", a.group_id)).map(|o| line_of(&text, o)).unwrap_or(0);
-        let bad = |field: &str, m: String| err(line, field, format!("archetype {}: {m}", a.group_id));
+        let line = text
+            .find(&format!("group_id = \"{}\"", a.group_id))
+            .map(|o| line_of(&text, o))
+            .unwrap_or(0);
+        let bad =
+            |field: &str, m: String| err(line, field, format!("archetype {}: {m}", a.group_id));
         if !seen.insert(a.group_id.clone()) {
             return Err(bad("group_id", "duplicate group_id".into()));
         }
         if let Some(n) = a.table8_size.filter(|n| !(2..=6).contains(n)) {
-            return Err(bad("table8_size", format!("{n} is not a Table 8 group size (2..=6)")));
+            return Err(bad(
+                "table8_size",
+                format!("{n} is not a Table 8 group size (2..=6)"),
+            ));
         }
         for (i, s) in a.slots.iter().enumerate() {
             if s.user != format!("User{}", i + 1) {
-                return Err(bad("slot.user", format!("slot {} must be User{}, found {}", i + 1, i + 1, s.user)));
+                return Err(bad(
+                    "slot.user",
+                    format!("slot {} must be User{}, found {}", i + 1, i + 1, s.user),
+                ));
             }
             if s.filter.age[0] > s.filter.age[1] {
-                return Err(bad("slot.filter.age", format!("{}: age range {:?} is empty", s.user, s.filter.age)));
+                return Err(bad(
+                    "slot.filter.age",
+                    format!("{}: age range {:?} is empty", s.user, s.filter.age),
+                ));
             }
             match (s.strategy, &s.reference) {
-                (Strategy::CopyMinor | Strategy::CopyModerate, None) => return Err(bad("slot.reference", format!("{} copies but names no reference", s.user))),
+                (Strategy::CopyMinor | Strategy::CopyModerate, None) => {
+                    return Err(bad(
+                        "slot.reference",
+                        format!("{} copies but names no reference", s.user),
+                    ));
+                }
                 (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => {
                     let rpos = a.generation_order.iter().position(|u| u == r);
                     let spos = a.generation_order.iter().position(|u| *u == s.user);
-                    if a.slot(r).is_none_or(|rs| rs.strategy == Strategy::Skip) || rpos.is_none() || rpos >= spos {
-                        return Err(bad("slot.reference", format!("{} copies from {r}, which is not generated before it", s.user)));
+                    if a.slot(r).is_none_or(|rs| rs.strategy == Strategy::Skip)
+                        || rpos.is_none()
+                        || rpos >= spos
+                    {
+                        return Err(bad(
+                            "slot.reference",
+                            format!(
+                                "{} copies from {r}, which is not generated before it",
+                                s.user
+                            ),
+                        ));
                     }
                 }
-                (_, Some(_)) => return Err(bad("slot.reference", format!("{}: only copy strategies take a reference", s.user))),
+                (_, Some(_)) => {
+                    return Err(bad(
+                        "slot.reference",
+                        format!("{}: only copy strategies take a reference", s.user),
+                    ));
+                }
                 _ => {}
             }
         }
-        let planned: Vec<&str> = a.slots.iter().filter(|s| s.strategy != Strategy::Skip).map(|s| s.user.as_str()).collect();
+        let planned: Vec<&str> = a
+            .slots
+            .iter()
+            .filter(|s| s.strategy != Strategy::Skip)
+            .map(|s| s.user.as_str())
+            .collect();
         let mut order: Vec<&str> = a.generation_order.iter().map(String::as_str).collect();
         order.sort();
         let mut p2 = planned.clone();
         p2.sort();
         if order != p2 {
-            return Err(bad("generation_order", format!("must list every non-skipped member exactly once ({planned:?})")));
+            return Err(bad(
+                "generation_order",
+                format!("must list every non-skipped member exactly once ({planned:?})"),
+            ));
         }
         if a.compromise_patterns.is_empty() {
-            return Err(bad("compromise_patterns", "at least one pattern is needed".into()));
+            return Err(bad(
+                "compromise_patterns",
+                "at least one pattern is needed".into(),
+            ));
         }
         for p in &a.compromise_patterns {
             if p.is_empty() || p.iter().any(|u| !planned.contains(&u.as_str())) {
-                return Err(bad("compromise_patterns", format!("pattern {p:?} must be a non-empty set of members with tables")));
+                return Err(bad(
+                    "compromise_patterns",
+                    format!("pattern {p:?} must be a non-empty set of members with tables"),
+                ));
             }
         }
         if a.share == 0 || !(0.2..=5.0).contains(&a.spend) {
-            return Err(bad("share", "share must be positive and spend within 0.2..5".into()));
+            return Err(bad(
+                "share",
+                "share must be positive and spend within 0.2..5".into(),
+            ));
         }
     }
     Ok(file.archetype)

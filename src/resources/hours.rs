@@ -50,49 +50,80 @@ pub fn parse(raw: &str) -> Result<Option<OpeningHours>, String> {
     let raw = raw.trim();
     match raw {
         "unknown" => return Ok(None),
-        "always" => return Ok(Some(OpeningHours { always_open: true, rules: Vec::new() })),
+        "always" => {
+            return Ok(Some(OpeningHours {
+                always_open: true,
+                rules: Vec::new(),
+            }));
+        }
         "" => return Err("empty (write `unknown` when not known)".into()),
         _ => {}
     }
     let mut rules = Vec::new();
     for part in raw.split(';') {
         let mut tokens: Vec<&str> = part.split_whitespace().collect();
-        let windows_tok = tokens.pop().ok_or_else(|| format!("empty rule in {raw:?}"))?;
+        let windows_tok = tokens
+            .pop()
+            .ok_or_else(|| format!("empty rule in {raw:?}"))?;
         let mut date_range = None;
         let mut weekdays = None;
         for t in tokens {
             if let Some(w) = t.strip_prefix('w') {
                 let days: Vec<u8> = if let Some((a, b)) = w.split_once('-') {
-                    let (a, b): (u8, u8) = (a.parse().map_err(|_| format!("bad weekday {t:?}"))?, b.parse().map_err(|_| format!("bad weekday {t:?}"))?);
+                    let (a, b): (u8, u8) = (
+                        a.parse().map_err(|_| format!("bad weekday {t:?}"))?,
+                        b.parse().map_err(|_| format!("bad weekday {t:?}"))?,
+                    );
                     if !(1..=7).contains(&a) || !(1..=7).contains(&b) || a > b {
                         return Err(format!("bad weekday range {t:?}"));
                     }
                     (a..=b).collect()
                 } else {
-                    w.split(',').map(|d| d.parse::<u8>().ok().filter(|d| (1..=7).contains(d))).collect::<Option<_>>().ok_or_else(|| format!("bad weekday list {t:?}"))?
+                    w.split(',')
+                        .map(|d| d.parse::<u8>().ok().filter(|d| (1..=7).contains(d)))
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| format!("bad weekday list {t:?}"))?
                 };
                 weekdays = Some(days);
             } else if let Some((a, b)) = t.split_once('~') {
                 if mmdd(a).is_none() || mmdd(b).is_none() {
                     return Err(format!("bad date range {t:?} (want MM-DD~MM-DD)"));
                 }
-                date_range = Some(DateRange { start: a.to_string(), end: b.to_string() });
+                date_range = Some(DateRange {
+                    start: a.to_string(),
+                    end: b.to_string(),
+                });
             } else {
                 return Err(format!("unexpected {t:?} in {raw:?}"));
             }
         }
         let mut time_windows = Vec::new();
         for w in windows_tok.split(',') {
-            let (o, c) = w.split_once('-').ok_or_else(|| format!("bad time window {w:?} (want HH:MM-HH:MM)"))?;
-            let (oo, cc) = (hhmm(o).ok_or_else(|| format!("bad time {o:?}"))?, hhmm(c).ok_or_else(|| format!("bad time {c:?}"))?);
+            let (o, c) = w
+                .split_once('-')
+                .ok_or_else(|| format!("bad time window {w:?} (want HH:MM-HH:MM)"))?;
+            let (oo, cc) = (
+                hhmm(o).ok_or_else(|| format!("bad time {o:?}"))?,
+                hhmm(c).ok_or_else(|| format!("bad time {c:?}"))?,
+            );
             if oo >= cc {
                 return Err(format!("time window {w:?} closes before it opens"));
             }
-            time_windows.push(TimeWindow { open: o.to_string(), close: c.to_string() });
+            time_windows.push(TimeWindow {
+                open: o.to_string(),
+                close: c.to_string(),
+            });
         }
-        rules.push(Rule { date_range, weekdays, time_windows });
+        rules.push(Rule {
+            date_range,
+            weekdays,
+            time_windows,
+        });
     }
-    Ok(Some(OpeningHours { always_open: false, rules }))
+    Ok(Some(OpeningHours {
+        always_open: false,
+        rules,
+    }))
 }
 
 impl OpeningHours {
@@ -104,9 +135,16 @@ impl OpeningHours {
         }
         for r in &self.rules {
             if let Some(dr) = &r.date_range {
-                let (s, e) = (mmdd(&dr.start).unwrap_or((1, 1)), mmdd(&dr.end).unwrap_or((12, 31)));
+                let (s, e) = (
+                    mmdd(&dr.start).unwrap_or((1, 1)),
+                    mmdd(&dr.end).unwrap_or((12, 31)),
+                );
                 let x = (month, day);
-                let inside = if s <= e { s <= x && x <= e } else { x >= s || x <= e };
+                let inside = if s <= e {
+                    s <= x && x <= e
+                } else {
+                    x >= s || x <= e
+                };
                 if !inside {
                     continue;
                 }
@@ -126,14 +164,23 @@ mod tests {
 
     #[test]
     fn grammar() {
-        let h = parse("04-01~10-31 08:00-18:00;11-01~03-31 w2-7 08:30-12:00,13:00-17:00").unwrap().unwrap();
+        let h = parse("04-01~10-31 08:00-18:00;11-01~03-31 w2-7 08:30-12:00,13:00-17:00")
+            .unwrap()
+            .unwrap();
         assert_eq!(h.rules.len(), 2);
         assert!(h.open_on(5, 1, 1));
         assert!(!h.open_on(12, 7, 1)); // winter Monday closed
         assert!(h.open_on(1, 9, 2));
         assert!(parse("always").unwrap().unwrap().open_on(1, 1, 1));
         assert_eq!(parse("unknown").unwrap(), None);
-        for bad in ["", "8:00-17:00", "w0-7 08:00-17:00", "13-01~02-01 08:00-09:00", "09:00-08:00", "09:00"] {
+        for bad in [
+            "",
+            "8:00-17:00",
+            "w0-7 08:00-17:00",
+            "13-01~02-01 08:00-09:00",
+            "09:00-08:00",
+            "09:00",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

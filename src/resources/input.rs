@@ -20,14 +20,22 @@ fn key(path: &Path) -> Option<String> {
 fn announce() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
-        eprintln!("note: raw_data/ not found under {cwd}: using the default data embedded in gtb {}", env!("CARGO_PKG_VERSION"));
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "note: raw_data/ not found under {cwd}: using the default data embedded in gtb {}",
+            env!("CARGO_PKG_VERSION")
+        );
     });
 }
 
 fn embedded(path: &Path) -> Option<&'static [u8]> {
     let k = key(path)?;
-    EMBEDDED.binary_search_by(|(p, _)| (*p).cmp(k.as_str())).ok().map(|i| EMBEDDED[i].1)
+    EMBEDDED
+        .binary_search_by(|(p, _)| (*p).cmp(k.as_str()))
+        .ok()
+        .map(|i| EMBEDDED[i].1)
 }
 
 /// The bytes of an input file.
@@ -55,15 +63,23 @@ pub fn csv_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let is_csv = |p: &Path| p.extension().and_then(|e| e.to_str()) == Some("csv");
     match std::fs::read_dir(dir) {
         Ok(rd) => {
-            let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| is_csv(p)).collect();
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| is_csv(p))
+                .collect();
             files.sort();
             Ok(files)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let Some(prefix) = key(dir).map(|k| format!("{}/", k.trim_end_matches('/'))) else { return Err(e) };
+            let Some(prefix) = key(dir).map(|k| format!("{}/", k.trim_end_matches('/'))) else {
+                return Err(e);
+            };
             let files: Vec<PathBuf> = EMBEDDED
                 .iter()
-                .filter(|(p, _)| p.strip_prefix(prefix.as_str()).is_some_and(|rest| !rest.contains('/')))
+                .filter(|(p, _)| {
+                    p.strip_prefix(prefix.as_str())
+                        .is_some_and(|rest| !rest.contains('/'))
+                })
                 .map(|(p, _)| PathBuf::from(p))
                 .filter(|p| is_csv(p))
                 .collect();
@@ -85,9 +101,19 @@ mod tests {
     fn embedded_data_is_sorted_and_holds_the_defaults() {
         assert!(EMBEDDED.windows(2).all(|w| w[0].0 < w[1].0));
         let d = crate::config::Paths::default();
-        for p in [&d.cities, &d.transport, &d.profiles, &d.archetypes, &d.clusters] {
+        for p in [
+            &d.cities,
+            &d.transport,
+            &d.profiles,
+            &d.archetypes,
+            &d.clusters,
+        ] {
             assert!(embedded(p).is_some(), "{} is not embedded", p.display());
         }
-        assert!(EMBEDDED.iter().any(|(p, _)| p.starts_with("raw_data/attractions/")));
+        assert!(
+            EMBEDDED
+                .iter()
+                .any(|(p, _)| p.starts_with("raw_data/attractions/"))
+        );
     }
 }

@@ -44,7 +44,20 @@ impl City {
 }
 
 pub fn short_city_name(name: &str) -> &str {
-    const ETHNIC: [&str; 12] = ["土家族苗族自治州", "苗族侗族自治州", "傣族自治州", "白族自治州", "朝鲜族自治州", "藏族羌族自治州", "藏族自治州", "蒙古族藏族自治州", "哈萨克自治州", "自治州", "地区", "林区"];
+    const ETHNIC: [&str; 12] = [
+        "土家族苗族自治州",
+        "苗族侗族自治州",
+        "傣族自治州",
+        "白族自治州",
+        "朝鲜族自治州",
+        "藏族羌族自治州",
+        "藏族自治州",
+        "蒙古族藏族自治州",
+        "哈萨克自治州",
+        "自治州",
+        "地区",
+        "林区",
+    ];
     for s in ETHNIC {
         if let Some(x) = name.strip_suffix(s) {
             if !x.is_empty() {
@@ -150,13 +163,20 @@ impl Resources {
     }
     /// Served modes from one city to another (empty when none).
     pub fn transport(&self, from: CityId, to: CityId) -> &[TransportOption] {
-        self.transport.get(&(from, to)).map(Vec::as_slice).unwrap_or(&[])
+        self.transport
+            .get(&(from, to))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
     pub fn profile(&self, id: &str) -> Option<&Profile> {
         self.profile_index.get(id).map(|&i| &self.profiles[i])
     }
     pub fn hubs(&self) -> impl Iterator<Item = CityId> + '_ {
-        self.cities.iter().enumerate().filter(|(_, c)| c.hub).map(|(i, _)| i as CityId)
+        self.cities
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.hub)
+            .map(|(i, _)| i as CityId)
     }
     pub fn destinations(&self) -> impl Iterator<Item = CityId> + '_ {
         (0..self.cities.len() as CityId).filter(|&i| !self.attractions[i as usize].is_empty())
@@ -176,7 +196,11 @@ impl Resources {
         vocab::TRANSPORT_MODES
             .iter()
             .copied()
-            .filter(|m| self.route_legs(hub, cities).iter().all(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m)))
+            .filter(|m| {
+                self.route_legs(hub, cities)
+                    .iter()
+                    .all(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m))
+            })
             .collect()
     }
     /// Modes served on at least one leg.
@@ -184,23 +208,35 @@ impl Resources {
         vocab::TRANSPORT_MODES
             .iter()
             .copied()
-            .filter(|m| self.route_legs(hub, cities).iter().any(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m)))
+            .filter(|m| {
+                self.route_legs(hub, cities)
+                    .iter()
+                    .any(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m))
+            })
             .collect()
     }
     /// Cheapest fare of a leg, optionally restricted to a mode.
     pub fn cheapest_fare(&self, a: CityId, b: CityId, mode: Option<&str>) -> Option<u32> {
-        self.transport(a, b).iter().filter(|o| mode.is_none_or(|m| o.mode == m)).map(|o| o.fare).min()
+        self.transport(a, b)
+            .iter()
+            .filter(|o| mode.is_none_or(|m| o.mode == m))
+            .map(|o| o.fare)
+            .min()
     }
 }
 
 fn rel(path: &Path) -> String {
     let cwd = std::env::current_dir().ok();
-    cwd.and_then(|c| path.strip_prefix(&c).ok().map(|p| p.display().to_string())).unwrap_or_else(|| path.display().to_string())
+    cwd.and_then(|c| path.strip_prefix(&c).ok().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 fn check_city(row: &table::Row, index: &HashMap<String, CityId>) -> Result<CityId, InputError> {
     let name = row.text("city")?;
-    index.get(&name).copied().ok_or_else(|| row.err("city", format!("unknown city {name:?} (not in cities.csv)")))
+    index
+        .get(&name)
+        .copied()
+        .ok_or_else(|| row.err("city", format!("unknown city {name:?} (not in cities.csv)")))
 }
 
 /// Load every resource from the configured paths.
@@ -241,7 +277,12 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let mut city_index = HashMap::new();
     for (i, c) in cities.iter().enumerate() {
         if city_index.insert(c.name.clone(), i as CityId).is_some() {
-            return Err(InputError { file: paths.cities.clone(), line: i as u64 + 2, field: "name".into(), message: format!("duplicate city {:?}", c.name) });
+            return Err(InputError {
+                file: paths.cities.clone(),
+                line: i as u64 + 2,
+                field: "name".into(),
+                message: format!("duplicate city {:?}", c.name),
+            });
         }
     }
     let n = cities.len();
@@ -253,26 +294,53 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
             let city = check_city(r, &city_index)?;
             let category = r.text("category")?;
             if !vocab::is_attraction_category(&category) {
-                return Err(r.err("category", format!("{category:?} is not in the attraction category vocabulary")));
+                return Err(r.err(
+                    "category",
+                    format!("{category:?} is not in the attraction category vocabulary"),
+                ));
             }
             let hours = hours::parse(r.str("hours")?).map_err(|m| r.err("hours", m))?;
             let popularity: u32 = r.parse("popularity")?;
             if !(1..=100).contains(&popularity) {
                 return Err(r.err("popularity", "must be 1..100"));
             }
-            Ok((r.line(), Attraction { city, name: r.text("name")?, category, lat: r.parse("lat")?, lng: r.parse("lng")?, hours, ticket: r.parse("ticket")?, popularity }))
+            Ok((
+                r.line(),
+                Attraction {
+                    city,
+                    name: r.text("name")?,
+                    category,
+                    lat: r.parse("lat")?,
+                    lng: r.parse("lng")?,
+                    hours,
+                    ticket: r.parse("ticket")?,
+                    popularity,
+                },
+            ))
         })?;
         for (line, a) in rows {
             let list = &mut attractions[a.city as usize];
             if list.iter().any(|x| x.name == a.name) {
-                return Err(InputError { file: file.clone(), line, field: "name".into(), message: format!("duplicate attraction {:?} in {}", a.name, cities[a.city as usize].name) });
+                return Err(InputError {
+                    file: file.clone(),
+                    line,
+                    field: "name".into(),
+                    message: format!(
+                        "duplicate attraction {:?} in {}",
+                        a.name, cities[a.city as usize].name
+                    ),
+                });
             }
             list.push(a);
         }
         files.push(file);
     }
     for list in &mut attractions {
-        list.sort_by(|a, b| b.popularity.cmp(&a.popularity).then_with(|| a.name.cmp(&b.name)));
+        list.sort_by(|a, b| {
+            b.popularity
+                .cmp(&a.popularity)
+                .then_with(|| a.name.cmp(&b.name))
+        });
     }
 
     // food
@@ -284,13 +352,27 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 "cuisine" => FoodKind::Cuisine,
                 "dish" => FoodKind::Dish,
                 "restaurant" => FoodKind::Restaurant,
-                other => return Err(r.err("kind", format!("must be cuisine, dish or restaurant, got {other:?}"))),
+                other => {
+                    return Err(r.err(
+                        "kind",
+                        format!("must be cuisine, dish or restaurant, got {other:?}"),
+                    ));
+                }
             };
             let category = r.text("category")?;
             if !vocab::is_food_category(&category) {
-                return Err(r.err("category", format!("{category:?} is not in the food vocabulary")));
+                return Err(r.err(
+                    "category",
+                    format!("{category:?} is not in the food vocabulary"),
+                ));
             }
-            Ok(Food { city, name: r.text("name")?, kind, category, price: r.parse("price")? })
+            Ok(Food {
+                city,
+                name: r.text("name")?,
+                kind,
+                category,
+                price: r.parse("price")?,
+            })
         })? {
             food[f.city as usize].push(f);
         }
@@ -304,13 +386,21 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
             let city = check_city(r, &city_index)?;
             let category = r.text("category")?;
             if !vocab::is_hotel_category(&category) {
-                return Err(r.err("category", format!("{category:?} is not one of the 13 hotel categories")));
+                return Err(r.err(
+                    "category",
+                    format!("{category:?} is not one of the 13 hotel categories"),
+                ));
             }
             let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
             if lo > hi {
                 return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
             }
-            Ok(HotelBand { city, category, price_low: lo, price_high: hi })
+            Ok(HotelBand {
+                city,
+                category,
+                price_low: lo,
+                price_high: hi,
+            })
         })? {
             hotels[h.city as usize].push(h);
         }
@@ -320,11 +410,38 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     // transport
     let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::new();
     let rows = read_csv(&paths.transport, |r| {
-        let from = city_index.get(r.str("from")?).copied().ok_or_else(|| r.err("from", format!("unknown city {:?}", r.str("from").unwrap_or(""))))?;
-        let to = city_index.get(r.str("to")?).copied().ok_or_else(|| r.err("to", format!("unknown city {:?}", r.str("to").unwrap_or(""))))?;
+        let from = city_index.get(r.str("from")?).copied().ok_or_else(|| {
+            r.err(
+                "from",
+                format!("unknown city {:?}", r.str("from").unwrap_or("")),
+            )
+        })?;
+        let to = city_index.get(r.str("to")?).copied().ok_or_else(|| {
+            r.err(
+                "to",
+                format!("unknown city {:?}", r.str("to").unwrap_or("")),
+            )
+        })?;
         let mode_s = r.str("mode")?;
-        let mode = vocab::TRANSPORT_MODES.iter().copied().find(|m| *m == mode_s).ok_or_else(|| r.err("mode", format!("{mode_s:?} is not one of 飞机/高铁/火车/自驾")))?;
-        Ok(((from, to), TransportOption { mode, minutes: r.parse("minutes")?, fare: r.parse("fare")?, distance_km: r.parse("distance_km")? }))
+        let mode = vocab::TRANSPORT_MODES
+            .iter()
+            .copied()
+            .find(|m| *m == mode_s)
+            .ok_or_else(|| {
+                r.err(
+                    "mode",
+                    format!("{mode_s:?} is not one of 飞机/高铁/火车/自驾"),
+                )
+            })?;
+        Ok((
+            (from, to),
+            TransportOption {
+                mode,
+                minutes: r.parse("minutes")?,
+                fare: r.parse("fare")?,
+                distance_km: r.parse("distance_km")?,
+            },
+        ))
     })?;
     for (k, v) in rows {
         transport.entry(k).or_default().push(v);
@@ -337,7 +454,14 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         if gender != "男" && gender != "女" {
             return Err(r.err("gender", format!("must be 男 or 女, got {gender:?}")));
         }
-        Ok(Profile { id: r.text("id")?, age: r.parse("age")?, gender, marital: r.text("marital")?, parenting: r.text("parenting")?, home_province: r.text("home_province")? })
+        Ok(Profile {
+            id: r.text("id")?,
+            age: r.parse("age")?,
+            gender,
+            marital: r.text("marital")?,
+            parenting: r.text("parenting")?,
+            home_province: r.text("home_province")?,
+        })
     })?;
     files.push(paths.profiles.clone());
 
@@ -347,17 +471,41 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let mut profile_index = HashMap::with_capacity(profiles.len());
     for (i, p) in profiles.iter().enumerate() {
         if profile_index.insert(p.id.clone(), i).is_some() {
-            return Err(InputError { file: paths.profiles.clone(), line: i as u64 + 2, field: "id".into(), message: format!("duplicate profile id {:?}", p.id) });
+            return Err(InputError {
+                file: paths.profiles.clone(),
+                line: i as u64 + 2,
+                field: "id".into(),
+                message: format!("duplicate profile id {:?}", p.id),
+            });
         }
     }
-    let mut res = Resources { cities, city_index, attractions, food, hotels, transport, profiles, profile_index, archetypes, clusters: Vec::new(), input_digests: Vec::new() };
+    let mut res = Resources {
+        cities,
+        city_index,
+        attractions,
+        food,
+        hotels,
+        transport,
+        profiles,
+        profile_index,
+        archetypes,
+        clusters: Vec::new(),
+        input_digests: Vec::new(),
+    };
     if input::exists(&paths.clusters) {
         res.clusters = crate::clusters::load(&paths.clusters, &res)?;
         files.push(paths.clusters.clone());
     }
     let mut digests = Vec::new();
     for f in files {
-        let d = input::read(&f).map(|b| digest::digest_bytes(&b)).map_err(|e| InputError { file: f.clone(), line: 0, field: String::new(), message: format!("cannot read: {e}") })?;
+        let d = input::read(&f)
+            .map(|b| digest::digest_bytes(&b))
+            .map_err(|e| InputError {
+                file: f.clone(),
+                line: 0,
+                field: String::new(),
+                message: format!("cannot read: {e}"),
+            })?;
         digests.push((rel(&f), d));
     }
     digests.sort();

@@ -43,7 +43,12 @@ impl<'a> Row<'a> {
     }
 
     pub fn err(&self, field: &str, message: impl Into<String>) -> InputError {
-        InputError { file: self.file.to_path_buf(), line: self.line, field: field.to_string(), message: message.into() }
+        InputError {
+            file: self.file.to_path_buf(),
+            line: self.line,
+            field: field.to_string(),
+            message: message.into(),
+        }
     }
 
     /// The raw text of a column (trimmed).
@@ -71,38 +76,69 @@ impl<'a> Row<'a> {
         T::Err: fmt::Display,
     {
         let s = self.str(field)?;
-        s.parse::<T>().map_err(|e| self.err(field, format!("cannot parse {s:?}: {e}")))
+        s.parse::<T>()
+            .map_err(|e| self.err(field, format!("cannot parse {s:?}: {e}")))
     }
 
     /// A `|`-separated list column (empty text = empty list).
     pub fn list(&self, field: &str) -> Result<Vec<String>, InputError> {
         let s = self.str(field)?;
-        Ok(if s.is_empty() { Vec::new() } else { s.split('|').map(|x| x.trim().to_string()).collect() })
+        Ok(if s.is_empty() {
+            Vec::new()
+        } else {
+            s.split('|').map(|x| x.trim().to_string()).collect()
+        })
     }
 }
 
 /// Read every row of a CSV file, handing each to `f`. Rows with the wrong number of fields,
 /// invalid UTF-8 or a missing header are reported with their line.
-pub fn read_csv<T>(file: &Path, mut f: impl FnMut(&Row) -> Result<T, InputError>) -> Result<Vec<T>, InputError> {
-    let io_err = |m: String| InputError { file: file.to_path_buf(), line: 0, field: String::new(), message: m };
+pub fn read_csv<T>(
+    file: &Path,
+    mut f: impl FnMut(&Row) -> Result<T, InputError>,
+) -> Result<Vec<T>, InputError> {
+    let io_err = |m: String| InputError {
+        file: file.to_path_buf(),
+        line: 0,
+        field: String::new(),
+        message: m,
+    };
     let bytes = super::input::read(file).map_err(|e| io_err(format!("cannot read: {e}")))?;
-    let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(&bytes[..]);
-    let headers = rdr.headers().map_err(|e| io_err(format!("bad header: {e}")))?.clone();
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(&bytes[..]);
+    let headers = rdr
+        .headers()
+        .map_err(|e| io_err(format!("bad header: {e}")))?
+        .clone();
     let mut out = Vec::new();
     for rec in rdr.records() {
         let record = rec.map_err(|e| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
             let message = match e.kind() {
-                csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => {
                     format!("expected {expected_len} fields, found {len}")
                 }
                 csv::ErrorKind::Utf8 { .. } => "invalid UTF-8".to_string(),
                 _ => e.to_string(),
             };
-            InputError { file: file.to_path_buf(), line, field: String::new(), message }
+            InputError {
+                file: file.to_path_buf(),
+                line,
+                field: String::new(),
+                message,
+            }
         })?;
         let line = record.position().map(|p| p.line()).unwrap_or(0);
-        let row = Row { file, line, headers: &headers, record };
+        let row = Row {
+            file,
+            line,
+            headers: &headers,
+            record,
+        };
         out.push(f(&row)?);
     }
     Ok(out)
@@ -110,5 +146,10 @@ pub fn read_csv<T>(file: &Path, mut f: impl FnMut(&Row) -> Result<T, InputError>
 
 /// The `*.csv` files of a directory, sorted by name (a stable order for every platform).
 pub fn csv_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
-    super::input::csv_files(dir).map_err(|e| InputError { file: dir.to_path_buf(), line: 0, field: String::new(), message: format!("cannot list directory: {e}") })
+    super::input::csv_files(dir).map_err(|e| InputError {
+        file: dir.to_path_buf(),
+        line: 0,
+        field: String::new(),
+        message: format!("cannot list directory: {e}"),
+    })
 }

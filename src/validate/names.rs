@@ -21,7 +21,9 @@ pub fn normalize(s: &str) -> String {
         }
         break;
     }
-    t.chars().filter(|c| !c.is_whitespace() && *c != '·' && *c != '•' && *c != '-').collect()
+    t.chars()
+        .filter(|c| !c.is_whitespace() && *c != '·' && *c != '•' && *c != '-')
+        .collect()
 }
 
 /// Outcome of matching one name.
@@ -31,7 +33,9 @@ pub enum Match {
     /// snapped to the canonical name, with its similarity
     Snapped(String, f64),
     /// no candidate close enough, or two too close to call
-    Unknown { best: Option<(String, f64)> },
+    Unknown {
+        best: Option<(String, f64)>,
+    },
 }
 
 /// Per-city index of attraction names.
@@ -46,7 +50,14 @@ pub struct NameIndex {
 
 impl NameIndex {
     pub fn new(res: &Resources, threshold: f64, margin: f64) -> Self {
-        Self::from_names(res.attractions.iter().map(|l| l.iter().map(|a| a.name.clone()).collect()).collect(), threshold, margin)
+        Self::from_names(
+            res.attractions
+                .iter()
+                .map(|l| l.iter().map(|a| a.name.clone()).collect())
+                .collect(),
+            threshold,
+            margin,
+        )
     }
 
     pub fn from_names(per_city: Vec<Vec<String>>, threshold: f64, margin: f64) -> Self {
@@ -63,12 +74,19 @@ impl NameIndex {
             exact.push(m);
             all.push(v);
         }
-        NameIndex { exact, all, threshold, margin }
+        NameIndex {
+            exact,
+            all,
+            threshold,
+            margin,
+        }
     }
 
     /// Match a name in a city.
     pub fn lookup(&self, city: usize, name: &str) -> Match {
-        if self.exact[city].get(name).is_some_and(|c| c == name) || self.all[city].iter().any(|(_, c)| c == name) {
+        if self.exact[city].get(name).is_some_and(|c| c == name)
+            || self.all[city].iter().any(|(_, c)| c == name)
+        {
             return Match::Exact;
         }
         let k = normalize(name);
@@ -80,7 +98,9 @@ impl NameIndex {
         let qn = k.chars().count() as f64;
         let mut contained: Vec<(&str, f64)> = self.all[city]
             .iter()
-            .filter(|(nk, _)| nk.chars().count() >= 2 && (k.contains(nk.as_str()) || nk.contains(k.as_str())))
+            .filter(|(nk, _)| {
+                nk.chars().count() >= 2 && (k.contains(nk.as_str()) || nk.contains(k.as_str()))
+            })
             .map(|(nk, c)| {
                 let n = nk.chars().count() as f64;
                 (c.as_str(), n.min(qn) / n.max(qn))
@@ -113,8 +133,12 @@ impl NameIndex {
             }
         }
         match best {
-            Some((c, s)) if s >= self.threshold && s - second >= self.margin => Match::Snapped(c.to_string(), s),
-            Some((c, s)) if s >= 0.5 => Match::Unknown { best: Some((c.to_string(), s)) },
+            Some((c, s)) if s >= self.threshold && s - second >= self.margin => {
+                Match::Snapped(c.to_string(), s)
+            }
+            Some((c, s)) if s >= 0.5 => Match::Unknown {
+                best: Some((c.to_string(), s)),
+            },
             Some(_) => Match::Unknown { best: None },
             None => Match::Unknown { best: None },
         }
@@ -135,13 +159,30 @@ mod tests {
 
     #[test]
     fn exact_snap_fuzzy_and_ambiguity() {
-        let idx = NameIndex::from_names(vec![vec!["橘子洲".into(), "岳麓山".into(), "湖南省博物馆".into(), "长沙世界之窗".into(), "长沙海底世界".into()]], 0.88, 0.03);
+        let idx = NameIndex::from_names(
+            vec![vec![
+                "橘子洲".into(),
+                "岳麓山".into(),
+                "湖南省博物馆".into(),
+                "长沙世界之窗".into(),
+                "长沙海底世界".into(),
+            ]],
+            0.88,
+            0.03,
+        );
         assert_eq!(idx.lookup(0, "岳麓山"), Match::Exact);
-        assert_eq!(idx.lookup(0, "湖南省博物馆(东馆)"), Match::Snapped("湖南省博物馆".into(), 1.0));
-        assert!(matches!(idx.lookup(0, "湖南博物馆"), Match::Snapped(ref c, _) if c == "湖南省博物馆"));
+        assert_eq!(
+            idx.lookup(0, "湖南省博物馆(东馆)"),
+            Match::Snapped("湖南省博物馆".into(), 1.0)
+        );
+        assert!(
+            matches!(idx.lookup(0, "湖南博物馆"), Match::Snapped(ref c, _) if c == "湖南省博物馆")
+        );
         assert!(matches!(idx.lookup(0, "故宫博物院"), Match::Unknown { .. }));
         // containment: a longer official name holds the inventory's short one
-        assert!(matches!(idx.lookup(0, "长沙橘子洲景区"), Match::Snapped(ref c, _) if c == "橘子洲"));
+        assert!(
+            matches!(idx.lookup(0, "长沙橘子洲景区"), Match::Snapped(ref c, _) if c == "橘子洲")
+        );
         // two candidates held equally: ambiguous, not snapped
         let idx2 = NameIndex::from_names(vec![vec!["东湖".into(), "西湖".into()]], 0.88, 0.03);
         assert!(matches!(idx2.lookup(0, "湖"), Match::Unknown { .. }));

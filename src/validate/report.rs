@@ -87,7 +87,10 @@ impl Report {
         for c in unique_checks(&o.problems) {
             self.checks.get_mut(c).expect("known check").drops += 1;
         }
-        self.drops.push(Drop { task_id: task_id.to_string(), reasons: o.problems.iter().map(|f| f.to_string()).collect() });
+        self.drops.push(Drop {
+            task_id: task_id.to_string(),
+            reasons: o.problems.iter().map(|f| f.to_string()).collect(),
+        });
     }
 
     pub fn to_markdown(&self) -> String {
@@ -103,12 +106,19 @@ impl Report {
         s.push_str("| check | passes | fixes | retries | drops |\n|---|---:|---:|---:|---:|\n");
         for c in CHECKS {
             let st = &self.checks[c];
-            s.push_str(&format!("| {c} | {} | {} | {} | {} |\n", st.passes, st.fixes, st.retries, st.drops));
+            s.push_str(&format!(
+                "| {c} | {} | {} | {} | {} |\n",
+                st.passes, st.fixes, st.retries, st.drops
+            ));
         }
         if !self.drops.is_empty() {
             s.push_str("\n## Dropped tasks\n\n");
             for d in self.drops.iter().take(50) {
-                s.push_str(&format!("- {}: {}\n", d.task_id, d.reasons.first().map(String::as_str).unwrap_or("")));
+                s.push_str(&format!(
+                    "- {}: {}\n",
+                    d.task_id,
+                    d.reasons.first().map(String::as_str).unwrap_or("")
+                ));
             }
         }
         for c in CHECKS {
@@ -116,7 +126,11 @@ impl Report {
             if st.findings.is_empty() {
                 continue;
             }
-            s.push_str(&format!("\n## {c} (first {} of {})\n\n", st.findings.len().min(20), st.findings.len() + st.findings_omitted));
+            s.push_str(&format!(
+                "\n## {c} (first {} of {})\n\n",
+                st.findings.len().min(20),
+                st.findings.len() + st.findings_omitted
+            ));
             for f in st.findings.iter().take(20) {
                 s.push_str(&format!("- {f}\n"));
             }

@@ -1,19 +1,29 @@
 //! One self-contained HTML page: inline CSS, inline SVG charts, no script, no external resource.
 
 use super::svg::{Scale, Series, esc, hbars, vbars};
-use super::{Table, archetype_table, chi, conflict_table, count, cross_table, distance_table, diversity_table, dist_table, field_table, num, numeric, pct, scalar_table, user_table, yuan};
+use super::{
+    Table, archetype_table, chi, conflict_table, count, cross_table, dist_table, distance_table,
+    diversity_table, field_table, num, numeric, pct, scalar_table, user_table, yuan,
+};
 use crate::audit::Audit;
 use crate::audit::compare::{Comparison, DistComparison};
 use crate::audit::report::{CrossTab, Report};
 use std::fmt::Write;
 
-const CLASS_COLORS: [(&str, &str); 3] = [("easy", "#2e7d32"), ("medium", "#ef8a00"), ("hard", "#c62828")];
+const CLASS_COLORS: [(&str, &str); 3] = [
+    ("easy", "#2e7d32"),
+    ("medium", "#ef8a00"),
+    ("hard", "#c62828"),
+];
 const OURS: &str = "#2f6db3";
 const REF: &str = "#8a8a8a";
 const OTHER: &str = "#6a4c93";
 
 fn class_color(c: &str) -> &'static str {
-    CLASS_COLORS.iter().find(|(k, _)| *k == c).map_or(OTHER, |(_, v)| *v)
+    CLASS_COLORS
+        .iter()
+        .find(|(k, _)| *k == c)
+        .map_or(OTHER, |(_, v)| *v)
 }
 
 const CSS: &str = r#"
@@ -45,7 +55,12 @@ impl Html {
         }
         self.0.push_str("</tr>");
         for (i, r) in t.rows.iter().enumerate() {
-            self.0.push_str(if t.last_is_total && i + 1 == t.rows.len() { "<tr class=\"all\">" } else { "<tr>" });
+            self.0
+                .push_str(if t.last_is_total && i + 1 == t.rows.len() {
+                    "<tr class=\"all\">"
+                } else {
+                    "<tr>"
+                });
             for c in r {
                 let class = if numeric(c) { "" } else { " class=\"l\"" };
                 let _ = write!(self.0, "<td{class}>{}</td>", esc(c));
@@ -67,7 +82,10 @@ impl Html {
 
 /// Table 8 chart: counts per class, or shares of tasks side by side with the reference.
 fn table8_chart(t: &CrossTab, cmp: Option<&DistComparison>, reference: &str) -> String {
-    let title = format!("Difficulty by {}", t.title.split(" (").next().unwrap_or(&t.title));
+    let title = format!(
+        "Difficulty by {}",
+        t.title.split(" (").next().unwrap_or(&t.title)
+    );
     match cmp {
         None => {
             let cats: Vec<String> = t.rows.iter().map(|r| r.label.clone()).collect();
@@ -75,7 +93,12 @@ fn table8_chart(t: &CrossTab, cmp: Option<&DistComparison>, reference: &str) -> 
                 .classes
                 .iter()
                 .enumerate()
-                .map(|(i, c)| Series { name: c, color: class_color(c), light: false, values: t.rows.iter().map(|r| r.counts[i] as f64).collect() })
+                .map(|(i, c)| Series {
+                    name: c,
+                    color: class_color(c),
+                    light: false,
+                    values: t.rows.iter().map(|r| r.counts[i] as f64).collect(),
+                })
                 .collect();
             vbars(&title, &cats, &series, Scale::Count)
         }
@@ -89,15 +112,44 @@ fn table8_chart(t: &CrossTab, cmp: Option<&DistComparison>, reference: &str) -> 
                 }
             }
             let share = |row: &str, class: &str, ours: bool| {
-                d.rows.iter().find(|r| r.label == format!("{row} · {class}")).and_then(|r| if ours { r.ours_share } else { r.reference_share }).unwrap_or(0.0)
+                d.rows
+                    .iter()
+                    .find(|r| r.label == format!("{row} · {class}"))
+                    .and_then(|r| {
+                        if ours {
+                            r.ours_share
+                        } else {
+                            r.reference_share
+                        }
+                    })
+                    .unwrap_or(0.0)
             };
-            let names: Vec<(String, String)> = t.classes.iter().map(|c| (c.clone(), format!("{c} ({reference})"))).collect();
+            let names: Vec<(String, String)> = t
+                .classes
+                .iter()
+                .map(|c| (c.clone(), format!("{c} ({reference})")))
+                .collect();
             let mut series = Vec::new();
             for (c, rname) in &names {
-                series.push(Series { name: c, color: class_color(c), light: false, values: cats.iter().map(|r| share(r, c, true)).collect() });
-                series.push(Series { name: rname, color: class_color(c), light: true, values: cats.iter().map(|r| share(r, c, false)).collect() });
+                series.push(Series {
+                    name: c,
+                    color: class_color(c),
+                    light: false,
+                    values: cats.iter().map(|r| share(r, c, true)).collect(),
+                });
+                series.push(Series {
+                    name: rname,
+                    color: class_color(c),
+                    light: true,
+                    values: cats.iter().map(|r| share(r, c, false)).collect(),
+                });
             }
-            vbars(&format!("{title} (share of tasks)"), &cats, &series, Scale::Percent)
+            vbars(
+                &format!("{title} (share of tasks)"),
+                &cats,
+                &series,
+                Scale::Percent,
+            )
         }
     }
 }
@@ -107,19 +159,50 @@ fn dist_hbars(title: &str, d: &DistComparison, reference: &str, rows: usize) -> 
     let shown: Vec<_> = d.rows.iter().take(rows).collect();
     let cats: Vec<String> = shown.iter().map(|r| r.label.clone()).collect();
     let series = [
-        Series { name: "ours", color: OURS, light: false, values: shown.iter().map(|r| r.ours_share.unwrap_or(0.0)).collect() },
-        Series { name: reference, color: REF, light: true, values: shown.iter().map(|r| r.reference_share.unwrap_or(0.0)).collect() },
+        Series {
+            name: "ours",
+            color: OURS,
+            light: false,
+            values: shown.iter().map(|r| r.ours_share.unwrap_or(0.0)).collect(),
+        },
+        Series {
+            name: reference,
+            color: REF,
+            light: true,
+            values: shown
+                .iter()
+                .map(|r| r.reference_share.unwrap_or(0.0))
+                .collect(),
+        },
     ];
     hbars(title, &cats, &series, Scale::Percent)
 }
 
 /// Shares side by side with the reference when compared, else our counts (the first `rows`).
-fn shares_or_counts(d: Option<&DistComparison>, reference: &str, title: &str, unit: &str, counts: impl Iterator<Item = (String, u64)>, rows: usize) -> String {
+fn shares_or_counts(
+    d: Option<&DistComparison>,
+    reference: &str,
+    title: &str,
+    unit: &str,
+    counts: impl Iterator<Item = (String, u64)>,
+    rows: usize,
+) -> String {
     match d {
         Some(d) => dist_hbars(&format!("{title} (share)"), d, reference, rows),
         None => {
-            let (cats, values): (Vec<String>, Vec<f64>) = counts.take(rows).map(|(c, n)| (c, n as f64)).unzip();
-            hbars(&format!("{title} ({unit})"), &cats, &[Series { name: unit, color: OURS, light: false, values }], Scale::Count)
+            let (cats, values): (Vec<String>, Vec<f64>) =
+                counts.take(rows).map(|(c, n)| (c, n as f64)).unzip();
+            hbars(
+                &format!("{title} ({unit})"),
+                &cats,
+                &[Series {
+                    name: unit,
+                    color: OURS,
+                    light: false,
+                    values,
+                }],
+                Scale::Count,
+            )
         }
     }
 }
@@ -136,25 +219,46 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     };
     h.p("sub", &sub);
     h.0.push_str("<div class=\"cards\">");
-    let median = r.budget.as_ref().map(|b| yuan(b.median)).unwrap_or_else(|| "—".into());
+    let median = r
+        .budget
+        .as_ref()
+        .map(|b| yuan(b.median))
+        .unwrap_or_else(|| "—".into());
     let cards = [
         (count(r.tasks), "tasks"),
         (count(u.users), "users with preferences"),
         (num(u.points_per_user, 1), "atomic points per user"),
         (pct(u.compromisable_share), "compromisable users"),
         (median, "median budget (CNY)"),
-        (pct(r.conflict("attractions").and_then(|x| x.share)), "tasks with an attraction clash"),
+        (
+            pct(r.conflict("attractions").and_then(|x| x.share)),
+            "tasks with an attraction clash",
+        ),
         (count(r.diversity.destination_cities), "destination cities"),
     ];
     for (v, l) in cards {
-        let _ = write!(h.0, "<div class=\"card\"><b>{}</b><span>{}</span></div>", esc(&v), esc(l));
+        let _ = write!(
+            h.0,
+            "<div class=\"card\"><b>{}</b><span>{}</span></div>",
+            esc(&v),
+            esc(l)
+        );
     }
     h.0.push_str("</div>");
     if r.skipped_lines > 0 {
-        h.p("bad", &format!("{} malformed line(s) skipped", r.skipped_lines));
+        h.p(
+            "bad",
+            &format!("{} malformed line(s) skipped", r.skipped_lines),
+        );
         h.0.push_str("<ul class=\"note\">");
         for b in &r.skipped {
-            let _ = write!(h.0, "<li>{}:{}: {}</li>", esc(&r.source), b.line, esc(&b.message));
+            let _ = write!(
+                h.0,
+                "<li>{}:{}: {}</li>",
+                esc(&r.source),
+                b.line,
+                esc(&b.message)
+            );
         }
         h.0.push_str("</ul>");
     }
@@ -172,8 +276,18 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
 
     h.h2("table5", "Archetypes (paper Table 5)");
     h.0.push_str("<div class=\"charts\">");
-    let counts = r.archetypes.iter().map(|a| (format!("{} {}", a.group_id, a.group_name), a.tasks));
-    h.chart(shares_or_counts(dist("archetypes"), reference, "Tasks per archetype", "tasks", counts, 40));
+    let counts = r
+        .archetypes
+        .iter()
+        .map(|a| (format!("{} {}", a.group_id, a.group_name), a.tasks));
+    h.chart(shares_or_counts(
+        dist("archetypes"),
+        reference,
+        "Tasks per archetype",
+        "tasks",
+        counts,
+        40,
+    ));
     h.0.push_str("<div>");
     h.table(&archetype_table(r));
     h.0.push_str("</div></div>");
@@ -181,7 +295,14 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     h.h2("table9", "Preference fields (paper Table 9)");
     h.0.push_str("<div class=\"charts\">");
     let counts = r.fields.iter().map(|f| (f.field.clone(), f.count));
-    h.chart(shares_or_counts(dist("fields"), reference, "Preference items per field", "items", counts, 20));
+    h.chart(shares_or_counts(
+        dist("fields"),
+        reference,
+        "Preference items per field",
+        "items",
+        counts,
+        20,
+    ));
     h.0.push_str("<div>");
     h.table(&field_table(r));
     h.0.push_str("</div></div>");
@@ -193,12 +314,36 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     h.p("note", "A task has a conflict when one member's must item is another member's reject item: must_visit vs reject_visit and must_eat vs reject_eat in the same city, transport must vs reject.");
     h.0.push_str("<div class=\"charts\">");
     let kinds: Vec<String> = r.conflicts.iter().map(|x| x.kind.clone()).collect();
-    let mut series = vec![Series { name: "ours", color: OURS, light: false, values: r.conflicts.iter().map(|x| x.share.unwrap_or(0.0)).collect() }];
+    let mut series = vec![Series {
+        name: "ours",
+        color: OURS,
+        light: false,
+        values: r.conflicts.iter().map(|x| x.share.unwrap_or(0.0)).collect(),
+    }];
     if let Some(c) = c {
-        let refs: Vec<f64> = kinds.iter().map(|k| c.scalars.iter().find(|s| s.key == format!("conflict_share_{k}")).and_then(|s| s.reference).unwrap_or(0.0)).collect();
-        series.push(Series { name: reference, color: REF, light: true, values: refs });
+        let refs: Vec<f64> = kinds
+            .iter()
+            .map(|k| {
+                c.scalars
+                    .iter()
+                    .find(|s| s.key == format!("conflict_share_{k}"))
+                    .and_then(|s| s.reference)
+                    .unwrap_or(0.0)
+            })
+            .collect();
+        series.push(Series {
+            name: reference,
+            color: REF,
+            light: true,
+            values: refs,
+        });
     }
-    h.chart(hbars("Share of tasks with a must/reject clash", &kinds, &series, Scale::Percent));
+    h.chart(hbars(
+        "Share of tasks with a must/reject clash",
+        &kinds,
+        &series,
+        Scale::Percent,
+    ));
     h.0.push_str("<div>");
     h.table(&conflict_table(r));
     h.0.push_str("</div></div>");
@@ -207,13 +352,36 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     h.h2("diversity", "Diversity");
     h.0.push_str("<div class=\"charts\">");
     let counts = d.destinations.iter().map(|x| (x.item.clone(), x.count));
-    h.chart(shares_or_counts(dist("destinations"), reference, "Destination frequency, top 30", "tasks", counts, 30));
+    h.chart(shares_or_counts(
+        dist("destinations"),
+        reference,
+        "Destination frequency, top 30",
+        "tasks",
+        counts,
+        30,
+    ));
     h.0.push_str("<div>");
     h.table(&diversity_table(d));
-    let rows = d.top_must_visit.iter().take(10).map(|x| vec![x.item.clone(), x.city.clone().unwrap_or_default(), count(x.count)]).collect();
+    let rows = d
+        .top_must_visit
+        .iter()
+        .take(10)
+        .map(|x| {
+            vec![
+                x.item.clone(),
+                x.city.clone().unwrap_or_default(),
+                count(x.count),
+            ]
+        })
+        .collect();
     h.0.push_str("<h3>Top must_visit POIs</h3>");
     h.table(&Table::new(&["POI", "city", "mentions"], rows));
-    let rows = d.departures.iter().take(10).map(|x| vec![x.item.clone(), count(x.count)]).collect();
+    let rows = d
+        .departures
+        .iter()
+        .take(10)
+        .map(|x| vec![x.item.clone(), count(x.count)])
+        .collect();
     h.0.push_str("<h3>Top departure cities</h3>");
     h.table(&Table::new(&["departure city", "tasks"], rows));
     h.0.push_str("</div></div>");
@@ -228,7 +396,12 @@ fn comparison(h: &mut Html, c: &Comparison) {
     h.p("note", "TVD: total variation distance of the share vectors (0 = same, 1 = disjoint). Chi-square: test of homogeneity of the two count vectors, computed when every expected count is at least 5.");
     h.0.push_str("</div></div>");
     for d in &c.dists {
-        let _ = write!(h.0, "<details><summary>{} — TVD {}</summary>", esc(d.title), num(d.tvd, 3));
+        let _ = write!(
+            h.0,
+            "<details><summary>{} — TVD {}</summary>",
+            esc(d.title),
+            num(d.tvd, 3)
+        );
         h.table(&dist_table(d));
         h.p("note", &chi(d));
         h.0.push_str("</details>");
@@ -237,7 +410,11 @@ fn comparison(h: &mut Html, c: &Comparison) {
 
 pub fn render(a: &Audit) -> String {
     let mut h = Html(String::with_capacity(64 * 1024));
-    let _ = write!(h.0, "<!DOCTYPE html>\n<html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>gtb audit: {}</title><style>{CSS}</style></head><body><main>", esc(&a.report.source));
+    let _ = write!(
+        h.0,
+        "<!DOCTYPE html>\n<html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>gtb audit: {}</title><style>{CSS}</style></head><body><main>",
+        esc(&a.report.source)
+    );
     report(&mut h, &a.report, a.comparison.as_ref());
     if let Some(c) = &a.comparison {
         comparison(&mut h, c);

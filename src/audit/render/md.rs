@@ -1,6 +1,9 @@
 //! Markdown: one table per section, readable in a terminal and on a code forge.
 
-use super::{Table, archetype_table, chi, conflict_table, count, cross_table, distance_table, diversity_table, dist_table, field_table, num, numeric, scalar_table, user_table};
+use super::{
+    Table, archetype_table, chi, conflict_table, count, cross_table, dist_table, distance_table,
+    diversity_table, field_table, num, numeric, scalar_table, user_table,
+};
 use crate::audit::Audit;
 use crate::audit::compare::Comparison;
 use crate::audit::report::Report;
@@ -13,13 +16,25 @@ fn cell(s: &str) -> String {
 
 /// A Markdown table; numeric columns are right-aligned, a total row is bold.
 fn table(t: &Table) -> String {
-    let mut rows: Vec<Vec<String>> = t.rows.iter().map(|r| r.iter().map(|c| cell(c)).collect()).collect();
+    let mut rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|c| cell(c)).collect())
+        .collect();
     if t.last_is_total {
         if let Some(first) = rows.last_mut().and_then(|r| r.first_mut()) {
             *first = format!("**{first}**");
         }
     }
-    let right: Vec<bool> = (0..t.head.len()).map(|i| i > 0 && rows.iter().all(|r| r.get(i).is_none_or(|c| c.is_empty() || numeric(c.trim_matches('*'))))).collect();
+    let right: Vec<bool> = (0..t.head.len())
+        .map(|i| {
+            i > 0
+                && rows.iter().all(|r| {
+                    r.get(i)
+                        .is_none_or(|c| c.is_empty() || numeric(c.trim_matches('*')))
+                })
+        })
+        .collect();
     let mut s = format!("| {} |\n|", t.head.join(" | "));
     for r in &right {
         s.push_str(if *r { "---:|" } else { "---|" });
@@ -34,12 +49,22 @@ fn table(t: &Table) -> String {
 
 fn report(out: &mut String, r: &Report) {
     let _ = writeln!(out, "# Audit of `{}`\n", r.source);
-    let _ = writeln!(out, "{} tasks, {} users with preferences, {} malformed line(s) skipped.\n", count(r.tasks), count(r.users.users), r.skipped_lines);
+    let _ = writeln!(
+        out,
+        "{} tasks, {} users with preferences, {} malformed line(s) skipped.\n",
+        count(r.tasks),
+        count(r.users.users),
+        r.skipped_lines
+    );
     for b in &r.skipped {
         let _ = writeln!(out, "* skipped `{}:{}`: {}", r.source, b.line, b.message);
     }
     if r.skipped_lines as usize > r.skipped.len() {
-        let _ = writeln!(out, "* … and {} more", r.skipped_lines as usize - r.skipped.len());
+        let _ = writeln!(
+            out,
+            "* … and {} more",
+            r.skipped_lines as usize - r.skipped.len()
+        );
     }
     if !r.skipped.is_empty() {
         out.push('\n');
@@ -62,10 +87,24 @@ fn report(out: &mut String, r: &Report) {
     let d = &r.diversity;
     out.push_str("## Diversity\n\n");
     out.push_str(&table(&diversity_table(d)));
-    let list = |v: &[crate::audit::report::Counted], n: usize| v.iter().take(n).map(|c| format!("{} {}", c.label(), c.count)).collect::<Vec<_>>().join(", ");
-    let _ = writeln!(out, "Top destinations (tasks): {}\n", list(&d.destinations, 15));
+    let list = |v: &[crate::audit::report::Counted], n: usize| {
+        v.iter()
+            .take(n)
+            .map(|c| format!("{} {}", c.label(), c.count))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "Top destinations (tasks): {}\n",
+        list(&d.destinations, 15)
+    );
     let _ = writeln!(out, "Top departures (tasks): {}\n", list(&d.departures, 10));
-    let _ = writeln!(out, "Top must_visit POIs (mentions): {}\n", list(&d.top_must_visit, 10));
+    let _ = writeln!(
+        out,
+        "Top must_visit POIs (mentions): {}\n",
+        list(&d.top_must_visit, 10)
+    );
 }
 
 fn comparison(out: &mut String, c: &Comparison) {

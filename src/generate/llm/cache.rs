@@ -55,7 +55,9 @@ pub fn key(endpoint: &str, prompt_version: &str, body: &str) -> String {
 
 impl Cache {
     pub fn new(dir: &Path) -> Self {
-        Cache { root: dir.join(BUCKET) }
+        Cache {
+            root: dir.join(BUCKET),
+        }
     }
     pub fn path(&self, key: &str) -> PathBuf {
         self.root.join(&key[..2]).join(format!("{key}.json"))
@@ -94,10 +96,21 @@ mod tests {
         let k = key("http://x/v1/chat/completions", "p1", body);
         assert_ne!(k, key("http://x/v1/chat/completions", "p2", body));
         assert!(c.get(&k).is_none());
-        let e = Entry { key: k.clone(), endpoint: "e".into(), prompt_version: "p1".into(), label: "t".into(), request: RawValue::from_string(body.into()).unwrap(), status: 200, response: "{}".into() };
+        let e = Entry {
+            key: k.clone(),
+            endpoint: "e".into(),
+            prompt_version: "p1".into(),
+            label: "t".into(),
+            request: RawValue::from_string(body.into()).unwrap(),
+            status: 200,
+            response: "{}".into(),
+        };
         c.put(&e).unwrap();
         assert_eq!(c.get(&k).unwrap().response, "{}");
-        assert!(c.path(&k).starts_with(dir.path().join(BUCKET).join(&k[..2])));
+        assert!(
+            c.path(&k)
+                .starts_with(dir.path().join(BUCKET).join(&k[..2]))
+        );
         std::fs::write(c.path(&k), b"{\"key\": \"trunc").unwrap();
         assert!(c.get(&k).is_none());
     }

@@ -91,7 +91,12 @@ pub struct Redactor {
 
 impl Redactor {
     pub fn new(secret: Option<&str>) -> Self {
-        Redactor { needles: secret.filter(|s| s.len() >= 4).map(|s| vec![s.to_string()]).unwrap_or_default() }
+        Redactor {
+            needles: secret
+                .filter(|s| s.len() >= 4)
+                .map(|s| vec![s.to_string()])
+                .unwrap_or_default(),
+        }
     }
     pub fn clean(&self, s: &str) -> String {
         let mut out = s.to_string();
@@ -130,7 +135,16 @@ struct AimdState {
 impl Aimd {
     fn new(max: usize) -> Self {
         let max = max.max(1);
-        Aimd { sem: Semaphore::new(max), state: Mutex::new(AimdState { limit: max as f64, effective: max, debt: 0, last_decrease: None }), max }
+        Aimd {
+            sem: Semaphore::new(max),
+            state: Mutex::new(AimdState {
+                limit: max as f64,
+                effective: max,
+                debt: 0,
+                last_decrease: None,
+            }),
+            max,
+        }
     }
     async fn acquire(&self) {
         self.sem.acquire().await.expect("semaphore open").forget();
@@ -189,7 +203,11 @@ impl Bucket {
     fn new(per_minute: u32) -> Option<Bucket> {
         (per_minute > 0).then(|| {
             let cap = (per_minute as f64 / 6.0).max(1.0);
-            Bucket { per_sec: per_minute as f64 / 60.0, cap, state: Mutex::new((cap, Instant::now())) }
+            Bucket {
+                per_sec: per_minute as f64 / 60.0,
+                cap,
+                state: Mutex::new((cap, Instant::now())),
+            }
         })
     }
     async fn take(&self, n: f64) {
@@ -275,7 +293,11 @@ const WINDOW: usize = 40;
 const WINDOW_MIN: usize = 20;
 
 impl Transport {
-    pub fn new(s: Settings, cache_dir: &std::path::Path, stats: std::sync::Arc<Stats>) -> anyhow::Result<Transport> {
+    pub fn new(
+        s: Settings,
+        cache_dir: &std::path::Path,
+        stats: std::sync::Arc<Stats>,
+    ) -> anyhow::Result<Transport> {
         let client = reqwest::Client::builder()
             .timeout(s.timeout)
             .connect_timeout(Duration::from_secs(10).min(s.timeout))
@@ -346,7 +368,11 @@ impl Transport {
         b.push_str(&serde_json::to_string(&self.s.model).expect("string"));
         b.push_str(",\"messages\":");
         b.push_str(messages);
-        b.push_str(&format!(",\"temperature\":{},\"max_tokens\":{}", serde_json::to_string(&self.s.temperature).expect("number"), self.s.max_tokens));
+        b.push_str(&format!(
+            ",\"temperature\":{},\"max_tokens\":{}",
+            serde_json::to_string(&self.s.temperature).expect("number"),
+            self.s.max_tokens
+        ));
         if self.s.send_seed {
             b.push_str(&format!(",\"seed\":{seed}"));
         }
@@ -364,25 +390,55 @@ impl Transport {
     }
 
     /// A completion out of a response body; books its tokens.
-    fn completion(&self, response: &str, key: &str, cached: bool, request_len: usize) -> Option<Completion> {
+    fn completion(
+        &self,
+        response: &str,
+        key: &str,
+        cached: bool,
+        request_len: usize,
+    ) -> Option<Completion> {
         let v: Value = serde_json::from_str(response).ok()?;
         let choice = v.get("choices")?.get(0)?;
         let msg = choice.get("message")?;
-        let content = msg.get("content").and_then(|c| c.as_str()).unwrap_or("").to_string();
-        let finish_reason = choice.get("finish_reason").and_then(|f| f.as_str()).unwrap_or("").to_string();
+        let content = msg
+            .get("content")
+            .and_then(|c| c.as_str())
+            .unwrap_or("")
+            .to_string();
+        let finish_reason = choice
+            .get("finish_reason")
+            .and_then(|f| f.as_str())
+            .unwrap_or("")
+            .to_string();
         let usage = v.get("usage");
-        let tok = |k: &str| usage.and_then(|u| u.get(k)).and_then(|x| x.as_u64()).unwrap_or(0);
+        let tok = |k: &str| {
+            usage
+                .and_then(|u| u.get(k))
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0)
+        };
         if cached {
             Stats::add(&self.stats.cached_prompt_tokens, tok("prompt_tokens"));
-            Stats::add(&self.stats.cached_completion_tokens, tok("completion_tokens"));
+            Stats::add(
+                &self.stats.cached_completion_tokens,
+                tok("completion_tokens"),
+            );
         } else {
             Stats::add(&self.stats.prompt_tokens, tok("prompt_tokens"));
             Stats::add(&self.stats.completion_tokens, tok("completion_tokens"));
             if let Some(t) = &self.tpm {
-                t.refund(self.estimate(request_len) - (tok("prompt_tokens") + tok("completion_tokens")) as f64);
+                t.refund(
+                    self.estimate(request_len)
+                        - (tok("prompt_tokens") + tok("completion_tokens")) as f64,
+                );
             }
         }
-        Some(Completion { content, finish_reason, cache_key: key.to_string(), cached })
+        Some(Completion {
+            content,
+            finish_reason,
+            cache_key: key.to_string(),
+            cached,
+        })
     }
 
     /// Rough tokens of a request for the TPM bucket (~3 bytes per token over Chinese-heavy JSON)
@@ -395,11 +451,24 @@ impl Transport {
     /// ones negotiation may have moved to.
     fn lookup_formats(&self) -> Vec<Format> {
         let first = self.format();
-        if self.s.negotiate { [Format::JsonSchema, Format::JsonObject, Format::Text].into_iter().filter(|f| (*f as u8) >= (first as u8)).collect() } else { vec![first] }
+        if self.s.negotiate {
+            [Format::JsonSchema, Format::JsonObject, Format::Text]
+                .into_iter()
+                .filter(|f| (*f as u8) >= (first as u8))
+                .collect()
+        } else {
+            vec![first]
+        }
     }
 
     /// One chat completion: from the cache, else from the server (with retries).
-    pub async fn chat(&self, messages: &[Value], schema: &str, seed: u64, label: &str) -> Result<Completion, CallError> {
+    pub async fn chat(
+        &self,
+        messages: &[Value],
+        schema: &str,
+        seed: u64,
+        label: &str,
+    ) -> Result<Completion, CallError> {
         let messages = serde_json::to_string(messages).expect("messages serialise");
         for f in self.lookup_formats() {
             let body = self.body(&messages, schema, seed, f);
@@ -447,7 +516,13 @@ impl Transport {
         Duration::from_secs_f64(capped * rand::thread_rng().gen_range(0.5..1.0))
     }
 
-    async fn fetch(&self, messages: &str, schema: &str, seed: u64, label: &str) -> Result<Completion, CallError> {
+    async fn fetch(
+        &self,
+        messages: &str,
+        schema: &str,
+        seed: u64,
+        label: &str,
+    ) -> Result<Completion, CallError> {
         let mut retry = 0u32;
         loop {
             if let Some(f) = self.fatal() {
@@ -471,7 +546,11 @@ impl Transport {
             }
             Stats::add(&self.stats.sent, 1);
             Stats::add(&self.stats.in_flight, 1);
-            let mut req = self.client.post(&self.s.endpoint).header("content-type", "application/json").body(body.clone());
+            let mut req = self
+                .client
+                .post(&self.s.endpoint)
+                .header("content-type", "application/json")
+                .body(body.clone());
             if let Some(k) = &self.s.key {
                 req = req.bearer_auth(k);
             }
@@ -496,7 +575,10 @@ impl Transport {
                         format!("connection error: {}", self.redact.clean(&error_chain(&e)))
                     };
                     if retry >= self.s.max_retries {
-                        return Err(CallError::Failed(format!("{label}: gave up after {} tries: {last}", retry + 1)));
+                        return Err(CallError::Failed(format!(
+                            "{label}: gave up after {} tries: {last}",
+                            retry + 1
+                        )));
                     }
                     Stats::add(&self.stats.retries, 1);
                     tokio::time::sleep(self.backoff(retry)).await;
@@ -511,13 +593,26 @@ impl Transport {
                 200..=299 => {
                     match self.completion(&text, &key, false, body_len) {
                         Some(c) => {
-                            let request = serde_json::value::RawValue::from_string(body).expect("the body is JSON");
-                            let entry = Entry { key, endpoint: self.s.endpoint.clone(), prompt_version: self.s.prompt_version.clone(), label: label.to_string(), request, status: 200, response: text };
+                            let request = serde_json::value::RawValue::from_string(body)
+                                .expect("the body is JSON");
+                            let entry = Entry {
+                                key,
+                                endpoint: self.s.endpoint.clone(),
+                                prompt_version: self.s.prompt_version.clone(),
+                                label: label.to_string(),
+                                request,
+                                status: 200,
+                                response: text,
+                            };
                             // store before anything else looks at it: a crash loses nothing paid for
                             let cache = self.cache.clone();
-                            let stored = tokio::task::spawn_blocking(move || cache.put(&entry)).await;
+                            let stored =
+                                tokio::task::spawn_blocking(move || cache.put(&entry)).await;
                             if let Ok(Err(e)) | Err(e) = stored.map_err(std::io::Error::other) {
-                                self.set_fatal(format!("cannot write the LLM cache under {}: {e}", self.cache.root.display()));
+                                self.set_fatal(format!(
+                                    "cannot write the LLM cache under {}: {e}",
+                                    self.cache.root.display()
+                                ));
                                 return Err(CallError::Fatal(self.fatal().unwrap_or_default()));
                             }
                             Stats::add(&self.stats.received, 1);
@@ -527,15 +622,24 @@ impl Transport {
                         None => {
                             // a 200 whose body is not a completion (cut off, not JSON): transient
                             Stats::add(&self.stats.malformed_bodies, 1);
-                            last = format!("HTTP {status} with a body that is not a chat completion: {snippet:?}");
+                            last = format!(
+                                "HTTP {status} with a body that is not a chat completion: {snippet:?}"
+                            );
                         }
                     }
                 }
                 429 => {
                     Stats::add(&self.stats.http_429, 1);
                     let lower = text.to_lowercase();
-                    if lower.contains("insufficient_quota") || lower.contains("quota exceeded") || lower.contains("exceeded your current quota") || lower.contains("billing") {
-                        let m = format!("quota exhausted at {} (HTTP 429): {snippet}", self.s.endpoint);
+                    if lower.contains("insufficient_quota")
+                        || lower.contains("quota exceeded")
+                        || lower.contains("exceeded your current quota")
+                        || lower.contains("billing")
+                    {
+                        let m = format!(
+                            "quota exhausted at {} (HTTP 429): {snippet}",
+                            self.s.endpoint
+                        );
                         self.set_fatal(m.clone());
                         return Err(CallError::Fatal(m));
                     }
@@ -548,9 +652,15 @@ impl Transport {
                             *p = Some(t);
                         }
                     }
-                    last = format!("HTTP 429 (rate limited; waited {:.1}s, concurrency now {limit})", wait.as_secs_f64());
+                    last = format!(
+                        "HTTP 429 (rate limited; waited {:.1}s, concurrency now {limit})",
+                        wait.as_secs_f64()
+                    );
                     if retry >= self.s.max_retries.saturating_mul(2) {
-                        return Err(CallError::Failed(format!("{label}: gave up after {} tries: {last}", retry + 1)));
+                        return Err(CallError::Failed(format!(
+                            "{label}: gave up after {} tries: {last}",
+                            retry + 1
+                        )));
                     }
                     Stats::add(&self.stats.retries, 1);
                     retry += 1;
@@ -558,35 +668,72 @@ impl Transport {
                 }
                 401 | 403 => {
                     Stats::add(&self.stats.http_other, 1);
-                    let key_note = if self.s.key.is_some() { format!("check the key in ${}", self.s.key_env) } else { format!("no key was sent: set ${} (or --api-key-env NAME)", self.s.key_env) };
-                    let m = format!("authentication failed at {} (HTTP {status}): {key_note}. Server said: {snippet}", self.s.endpoint);
+                    let key_note = if self.s.key.is_some() {
+                        format!("check the key in ${}", self.s.key_env)
+                    } else {
+                        format!(
+                            "no key was sent: set ${} (or --api-key-env NAME)",
+                            self.s.key_env
+                        )
+                    };
+                    let m = format!(
+                        "authentication failed at {} (HTTP {status}): {key_note}. Server said: {snippet}",
+                        self.s.endpoint
+                    );
                     self.set_fatal(m.clone());
                     return Err(CallError::Fatal(m));
                 }
                 402 => {
                     Stats::add(&self.stats.http_other, 1);
-                    let m = format!("quota or balance exhausted at {} (HTTP 402): {snippet}", self.s.endpoint);
+                    let m = format!(
+                        "quota or balance exhausted at {} (HTTP 402): {snippet}",
+                        self.s.endpoint
+                    );
                     self.set_fatal(m.clone());
                     return Err(CallError::Fatal(m));
                 }
                 404 => {
                     Stats::add(&self.stats.http_other, 1);
-                    let m = format!("{} answered HTTP 404: check the base URL (it should end in /v1) and the model name {:?}. Server said: {snippet}", self.s.endpoint, self.s.model);
+                    let m = format!(
+                        "{} answered HTTP 404: check the base URL (it should end in /v1) and the model name {:?}. Server said: {snippet}",
+                        self.s.endpoint, self.s.model
+                    );
                     self.set_fatal(m.clone());
                     return Err(CallError::Fatal(m));
                 }
-                400 | 422 if self.s.negotiate && format != Format::Text && mentions_format(&text) => {
+                400 | 422
+                    if self.s.negotiate && format != Format::Text && mentions_format(&text) =>
+                {
                     Stats::add(&self.stats.http_other, 1);
-                    let next = if format == Format::JsonSchema { Format::JsonObject } else { Format::Text };
-                    if self.format.compare_exchange(format as u8, next as u8, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                    let next = if format == Format::JsonSchema {
+                        Format::JsonObject
+                    } else {
+                        Format::Text
+                    };
+                    if self
+                        .format
+                        .compare_exchange(
+                            format as u8,
+                            next as u8,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        )
+                        .is_ok()
+                    {
                         Stats::add(&self.stats.format_downgrades, 1);
-                        eprintln!("llm: the server rejected response_format {}; using {} from now on", format.name(), next.name());
+                        eprintln!(
+                            "llm: the server rejected response_format {}; using {} from now on",
+                            format.name(),
+                            next.name()
+                        );
                     }
                     continue;
                 }
                 400 | 413 | 422 => {
                     Stats::add(&self.stats.http_other, 1);
-                    return Err(CallError::Failed(format!("{label}: HTTP {status} (not retried): {snippet}")));
+                    return Err(CallError::Failed(format!(
+                        "{label}: HTTP {status} (not retried): {snippet}"
+                    )));
                 }
                 _ => {
                     if status >= 500 {
@@ -601,7 +748,10 @@ impl Transport {
                 }
             }
             if retry >= self.s.max_retries {
-                return Err(CallError::Failed(format!("{label}: gave up after {} tries: {last}", retry + 1)));
+                return Err(CallError::Failed(format!(
+                    "{label}: gave up after {} tries: {last}",
+                    retry + 1
+                )));
             }
             Stats::add(&self.stats.retries, 1);
             tokio::time::sleep(self.backoff(retry)).await;
@@ -613,20 +763,39 @@ impl Transport {
 /// Does an error body complain about the requested response format?
 fn mentions_format(body: &str) -> bool {
     let l = body.to_lowercase();
-    ["response_format", "json_schema", "json schema", "structured output", "guided_json", "grammar", "schema"].iter().any(|k| l.contains(k))
+    [
+        "response_format",
+        "json_schema",
+        "json schema",
+        "structured output",
+        "guided_json",
+        "grammar",
+        "schema",
+    ]
+    .iter()
+    .any(|k| l.contains(k))
 }
 
 /// `Retry-After` (seconds or HTTP date) or `retry-after-ms`.
 fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
-    if let Some(ms) = h.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok()) {
+    if let Some(ms) = h
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
         return Some(Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 600.0)));
     }
     let v = h.get("retry-after")?.to_str().ok()?.trim().to_string();
     if let Ok(s) = v.parse::<f64>() {
         return Some(Duration::from_secs_f64(s.clamp(0.0, 600.0)));
     }
-    let t = chrono::NaiveDateTime::parse_from_str(v.trim_end_matches(" GMT"), "%a, %d %b %Y %H:%M:%S").ok()?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64();
+    let t =
+        chrono::NaiveDateTime::parse_from_str(v.trim_end_matches(" GMT"), "%a, %d %b %Y %H:%M:%S")
+            .ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
     let secs = (t.and_utc().timestamp() as f64 - now).max(0.0);
     Some(Duration::from_secs_f64(secs.min(600.0)))
 }
@@ -658,7 +827,11 @@ mod tests {
     fn aimd_halves_then_grows_back() {
         let a = Aimd::new(8);
         assert_eq!(a.overload(Duration::from_secs(60)), 4);
-        assert_eq!(a.overload(Duration::from_secs(60)), 4, "one burst is one signal");
+        assert_eq!(
+            a.overload(Duration::from_secs(60)),
+            4,
+            "one burst is one signal"
+        );
         for _ in 0..100 {
             a.success();
         }

@@ -75,7 +75,9 @@ enum JobOut {
 pub fn public_url(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => match rest.split_once('@') {
-            Some((_, host)) if !host.contains('/') || rest.find('@') < rest.find('/') => format!("{scheme}://{host}"),
+            Some((_, host)) if !host.contains('/') || rest.find('@') < rest.find('/') => {
+                format!("{scheme}://{host}")
+            }
             _ => url.to_string(),
         },
         None => url.to_string(),
@@ -86,7 +88,10 @@ pub fn public_url(url: &str) -> String {
 /// the manifest records what was used.
 pub fn resolve(cfg: &mut crate::config::Llm) {
     if cfg.base_url.is_empty() {
-        cfg.base_url = std::env::var("OPENAI_BASE_URL").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "https://api.openai.com/v1".into());
+        cfg.base_url = std::env::var("OPENAI_BASE_URL")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "https://api.openai.com/v1".into());
     }
     if cfg.model.is_empty() {
         cfg.model = std::env::var("OPENAI_MODEL").unwrap_or_default();
@@ -99,13 +104,17 @@ impl LlmGenerator {
         let mut l = cfg.llm.clone();
         resolve(&mut l);
         if l.model.trim().is_empty() {
-            bail!("the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL");
+            bail!(
+                "the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL"
+            );
         }
         let format = match l.response_format.as_str() {
             "auto" | "json_schema" => Format::JsonSchema,
             "json_object" => Format::JsonObject,
             "text" => Format::Text,
-            other => bail!("llm.response_format must be auto, json_schema, json_object or text, got {other:?}"),
+            other => bail!(
+                "llm.response_format must be auto, json_schema, json_object or text, got {other:?}"
+            ),
         };
         if !(0.0..=2.0).contains(&l.temperature) {
             bail!("llm.temperature must be in 0..2, got {}", l.temperature);
@@ -114,19 +123,35 @@ impl LlmGenerator {
             bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
         }
         if !(0.0..=1.0).contains(&l.max_error_rate) {
-            bail!("llm.max_error_rate must be a share in 0..1, got {}", l.max_error_rate);
+            bail!(
+                "llm.max_error_rate must be a share in 0..1, got {}",
+                l.max_error_rate
+            );
         }
         if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
             bail!("llm prices must not be negative");
         }
         let base = l.base_url.trim().trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            bail!("llm.base_url must start with http:// or https://, got {:?}", public_url(&base));
+            bail!(
+                "llm.base_url must start with http:// or https://, got {:?}",
+                public_url(&base)
+            );
         }
-        let endpoint = if base.ends_with("/chat/completions") { base.clone() } else { format!("{base}/chat/completions") };
-        let key = std::env::var(&l.api_key_env).ok().filter(|k| !k.trim().is_empty()).map(|k| k.trim().to_string());
+        let endpoint = if base.ends_with("/chat/completions") {
+            base.clone()
+        } else {
+            format!("{base}/chat/completions")
+        };
+        let key = std::env::var(&l.api_key_env)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .map(|k| k.trim().to_string());
         if key.is_none() && !l.offline_replay {
-            eprintln!("llm: ${} is not set; sending requests without an API key (fine for local servers)", l.api_key_env);
+            eprintln!(
+                "llm: ${} is not set; sending requests without an API key (fine for local servers)",
+                l.api_key_env
+            );
         }
         let prompt_version = prompt::prompts_version();
         // what shapes the output: part of the generate stage's fingerprint
@@ -135,7 +160,11 @@ impl LlmGenerator {
             "response_format": l.response_format, "send_seed": l.send_seed, "max_attractions": l.max_attractions,
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
         });
-        let version = format!("{prompt_version} model={} params={}", l.model, &blake3::hash(params.to_string().as_bytes()).to_hex()[..12]);
+        let version = format!(
+            "{prompt_version} model={} params={}",
+            l.model,
+            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12]
+        );
         let stats = Arc::new(Stats::default());
         let settings = client::Settings {
             endpoint,
@@ -157,7 +186,11 @@ impl LlmGenerator {
             max_error_rate: l.max_error_rate,
             offline_replay: l.offline_replay,
         };
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().thread_name("gtb-llm").build()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("gtb-llm")
+            .build()?;
         let transport = {
             let _g = rt.enter();
             Transport::new(settings, &l.cache_dir, stats.clone())?
@@ -195,7 +228,10 @@ impl LlmGenerator {
     /// Drive a batch of attempts: prompts are built in parallel (rayon), then every attempt runs
     /// as a task of the generator's runtime; the transport bounds what is in flight. When the
     /// transport went fatal the answers are failures and `stopped` tells the build to stop.
-    fn run_batch(&self, items: &[(&TaskContext, u32, Option<&str>)]) -> Vec<Result<Generated, GenError>> {
+    fn run_batch(
+        &self,
+        items: &[(&TaskContext, u32, Option<&str>)],
+    ) -> Vec<Result<Generated, GenError>> {
         use rayon::prelude::*;
         let t0 = Instant::now();
         let stats = &self.inner.stats;
@@ -209,8 +245,23 @@ impl LlmGenerator {
         let chunk = (window / 4).clamp(8, 32);
         let mut handles: Vec<tokio::task::JoinHandle<JobOut>> = Vec::with_capacity(items.len());
         for part in items.chunks(chunk) {
-            let permits = self.rt.block_on(slots.clone().acquire_many_owned(part.len() as u32)).expect("window open");
-            let prompts: Vec<prompt::TaskPrompt> = part.par_iter().map(|(ctx, _, fb)| prompt::build(ctx, &self.memo, self.max_attractions, &self.conflicts, self.min_meal_cost, *fb)).collect();
+            let permits = self
+                .rt
+                .block_on(slots.clone().acquire_many_owned(part.len() as u32))
+                .expect("window open");
+            let prompts: Vec<prompt::TaskPrompt> = part
+                .par_iter()
+                .map(|(ctx, _, fb)| {
+                    prompt::build(
+                        ctx,
+                        &self.memo,
+                        self.max_attractions,
+                        &self.conflicts,
+                        self.min_meal_cost,
+                        *fb,
+                    )
+                })
+                .collect();
             let mut permits = Some(permits);
             for (p, (ctx, attempt, _)) in prompts.into_iter().zip(part) {
                 let inner = self.inner.clone();
@@ -232,8 +283,15 @@ impl LlmGenerator {
                 Ok(JobOut::Done(g)) => Ok(g),
                 Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
                 Ok(JobOut::TemplateLines(tables)) => {
-                    let mut rng = crate::rng::item_rng(ctx.seed, "llm-messages", &format!("{}#{attempt}", ctx.skeleton.task_id));
-                    let messages = tables.iter().map(|(u, t)| messages::opening_message(ctx, u, t, &mut rng)).collect();
+                    let mut rng = crate::rng::item_rng(
+                        ctx.seed,
+                        "llm-messages",
+                        &format!("{}#{attempt}", ctx.skeleton.task_id),
+                    );
+                    let messages = tables
+                        .iter()
+                        .map(|(u, t)| messages::opening_message(ctx, u, t, &mut rng))
+                        .collect();
                     Ok(Generated { tables, messages })
                 }
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -283,7 +341,8 @@ impl LlmGenerator {
 
     /// The price of prompt and completion tokens at the configured rates.
     fn cost(&self, prompt: u64, completion: u64) -> f64 {
-        prompt as f64 / 1e6 * self.cfg.price_input_per_mtok + completion as f64 / 1e6 * self.cfg.price_output_per_mtok
+        prompt as f64 / 1e6 * self.cfg.price_input_per_mtok
+            + completion as f64 / 1e6 * self.cfg.price_output_per_mtok
     }
 
     /// One line for the terminal.
@@ -292,7 +351,15 @@ impl LlmGenerator {
         let g = |a: &std::sync::atomic::AtomicU64| Stats::get(a);
         let mut line = format!(
             "llm: {} requests sent ({} retries), {} answers from the cache, {} failed; {} replies rejected, {} corrections, {} template lines; tokens this run {} in / {} out",
-            g(&s.sent), g(&s.retries), g(&s.cached), g(&s.failed), g(&s.rejected_replies), g(&s.corrections), g(&s.message_fallbacks), g(&s.prompt_tokens), g(&s.completion_tokens)
+            g(&s.sent),
+            g(&s.retries),
+            g(&s.cached),
+            g(&s.failed),
+            g(&s.rejected_replies),
+            g(&s.corrections),
+            g(&s.message_fallbacks),
+            g(&s.prompt_tokens),
+            g(&s.completion_tokens)
         );
         if self.cfg.price_input_per_mtok > 0.0 || self.cfg.price_output_per_mtok > 0.0 {
             let c = self.cost(g(&s.prompt_tokens), g(&s.completion_tokens));
@@ -305,21 +372,36 @@ impl LlmGenerator {
     /// wrote. Called by `ops::build` after the run (also after an abort).
     pub fn finish(&self, manifests: &[PathBuf]) -> Result<()> {
         let report = self.report();
-        let text = self.inner.transport.redact.clean(&serde_json::to_string_pretty(&report)?);
+        let text = self
+            .inner
+            .transport
+            .redact
+            .clean(&serde_json::to_string_pretty(&report)?);
         crate::digest::write_atomic(&self.reports.join("llm_report.json"), text.as_bytes())?;
         let mut summary = report.clone();
         if let Some(o) = summary.as_object_mut() {
             o.remove("rejections");
         }
         for m in manifests {
-            let Ok(bytes) = std::fs::read(m) else { continue };
-            let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else { continue };
+            let Ok(bytes) = std::fs::read(m) else {
+                continue;
+            };
+            let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
             v["llm"] = summary.clone();
-            let text = self.inner.transport.redact.clean(&crate::pyjson::to_string(&v));
+            let text = self
+                .inner
+                .transport
+                .redact
+                .clean(&crate::pyjson::to_string(&v));
             crate::digest::write_atomic(m, text.as_bytes())?;
         }
         if Stats::get(&self.inner.stats.sent) + Stats::get(&self.inner.stats.cached) > 0 {
-            eprintln!("{}", self.inner.transport.redact.clean(&self.summary_line()));
+            eprintln!(
+                "{}",
+                self.inner.transport.redact.clean(&self.summary_line())
+            );
         }
         Ok(())
     }
@@ -330,11 +412,18 @@ impl Inner {
     fn request_seed(seed: u64, task: &str, attempt: u32, turn: u32) -> u64 {
         use rand::RngCore;
         // 31 bits: some servers take the seed as a signed 32-bit integer
-        crate::rng::item_rng(seed, "llm-request", &format!("{task}#{attempt}#{turn}")).next_u64() & 0x7fff_ffff
+        crate::rng::item_rng(seed, "llm-request", &format!("{task}#{attempt}#{turn}")).next_u64()
+            & 0x7fff_ffff
     }
 
     /// One task attempt: a conversation of at most 1 + max_corrections turns; books its outcome.
-    async fn attempt(self: Arc<Self>, p: prompt::TaskPrompt, task: String, seed: u64, attempt: u32) -> JobOut {
+    async fn attempt(
+        self: Arc<Self>,
+        p: prompt::TaskPrompt,
+        task: String,
+        seed: u64,
+        attempt: u32,
+    ) -> JobOut {
         let out = self.converse(&p, &task, seed, attempt).await;
         match &out {
             JobOut::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
@@ -351,18 +440,43 @@ impl Inner {
         out
     }
 
-    async fn converse(&self, p: &prompt::TaskPrompt, task: &str, seed: u64, attempt: u32) -> JobOut {
-        let mut conv = vec![json!({"role": "system", "content": p.system}), json!({"role": "user", "content": p.user})];
+    async fn converse(
+        &self,
+        p: &prompt::TaskPrompt,
+        task: &str,
+        seed: u64,
+        attempt: u32,
+    ) -> JobOut {
+        let mut conv = vec![
+            json!({"role": "system", "content": p.system}),
+            json!({"role": "user", "content": p.user}),
+        ];
         let mut last_problems: Vec<String> = Vec::new();
         for turn in 0..=self.max_corrections {
             let label = format!("{task} attempt {attempt} turn {turn}");
-            let c = match self.transport.chat(&conv, &p.schema_json, Self::request_seed(seed, task, attempt, turn), &label).await {
+            let c = match self
+                .transport
+                .chat(
+                    &conv,
+                    &p.schema_json,
+                    Self::request_seed(seed, task, attempt, turn),
+                    &label,
+                )
+                .await
+            {
                 Ok(c) => c,
-                Err(CallError::Failed(m)) | Err(CallError::Fatal(m)) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
+                Err(CallError::Failed(m)) | Err(CallError::Fatal(m)) => {
+                    return JobOut::Failed(GenError(format!("LLM request failed: {m}")));
+                }
             };
             let mut problems = match parse::parse(p, &c.content) {
                 Ok(parsed) => match parsed.messages {
-                    Ok(messages) => return JobOut::Done(Generated { tables: parsed.tables, messages }),
+                    Ok(messages) => {
+                        return JobOut::Done(Generated {
+                            tables: parsed.tables,
+                            messages,
+                        });
+                    }
                     Err(msg_problems) if turn == self.max_corrections && self.message_fallback => {
                         self.reject(task, attempt, turn, &c, &msg_problems, true);
                         Stats::add(&self.stats.message_fallbacks, 1);
@@ -373,7 +487,10 @@ impl Inner {
                 Err(problems) => problems,
             };
             if c.finish_reason == "length" {
-                problems.insert(0, "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）".into());
+                problems.insert(
+                    0,
+                    "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）".into(),
+                );
             }
             self.reject(task, attempt, turn, &c, &problems, false);
             last_problems = problems.clone();
@@ -384,10 +501,22 @@ impl Inner {
             }
         }
         let shown: Vec<String> = last_problems.iter().take(5).cloned().collect();
-        JobOut::Rejected(GenError(format!("LLM reply rejected after {} turn(s): {}", self.max_corrections + 1, shown.join("; "))))
+        JobOut::Rejected(GenError(format!(
+            "LLM reply rejected after {} turn(s): {}",
+            self.max_corrections + 1,
+            shown.join("; ")
+        )))
     }
 
-    fn reject(&self, task: &str, attempt: u32, turn: u32, c: &client::Completion, problems: &[String], fallback: bool) {
+    fn reject(
+        &self,
+        task: &str,
+        attempt: u32,
+        turn: u32,
+        c: &client::Completion,
+        problems: &[String],
+        fallback: bool,
+    ) {
         Stats::add(&self.stats.rejected_replies, 1);
         let mut r = self.rejections.lock().expect("rejections");
         if r.len() < MAX_REJECTIONS_LISTED {
@@ -406,11 +535,21 @@ impl PreferenceGenerator for LlmGenerator {
     fn stopped(&self) -> Option<String> {
         self.inner.transport.fatal()
     }
-    fn generate(&self, ctx: &TaskContext, attempt: u32, feedback: Option<&str>) -> Result<Generated, GenError> {
-        self.run_batch(&[(ctx, attempt, feedback)]).pop().expect("one answer")
+    fn generate(
+        &self,
+        ctx: &TaskContext,
+        attempt: u32,
+        feedback: Option<&str>,
+    ) -> Result<Generated, GenError> {
+        self.run_batch(&[(ctx, attempt, feedback)])
+            .pop()
+            .expect("one answer")
     }
     fn generate_batch(&self, requests: &[Request]) -> Vec<Result<Generated, GenError>> {
-        let items: Vec<(&TaskContext, u32, Option<&str>)> = requests.iter().map(|r| (&r.ctx, r.attempt, r.feedback.as_deref())).collect();
+        let items: Vec<(&TaskContext, u32, Option<&str>)> = requests
+            .iter()
+            .map(|r| (&r.ctx, r.attempt, r.feedback.as_deref()))
+            .collect();
         self.run_batch(&items)
     }
 }
@@ -423,19 +562,34 @@ struct Progress {
 }
 
 impl Progress {
-    fn start(rt: &tokio::runtime::Runtime, stats: Arc<Stats>, len: usize, t: &Transport) -> Progress {
+    fn start(
+        rt: &tokio::runtime::Runtime,
+        stats: Arc<Stats>,
+        len: usize,
+        t: &Transport,
+    ) -> Progress {
         let stop = Arc::new(tokio::sync::Notify::new());
         if len < 2 {
             return Progress { stop, handle: None };
         }
-        let base = (Stats::get(&stats.cached), Stats::get(&stats.attempts_failed), Stats::get(&stats.sent));
+        let base = (
+            Stats::get(&stats.cached),
+            Stats::get(&stats.attempts_failed),
+            Stats::get(&stats.sent),
+        );
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let limit = t.concurrency();
         let flag = stop.clone();
         let handle = rt.spawn(async move {
             let pb = indicatif::ProgressBar::new(len as u64);
             if tty {
-                pb.set_style(indicatif::ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} {elapsed} {msg}").expect("template").progress_chars("=> "));
+                pb.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix:>9} [{bar:30}] {pos}/{len} {elapsed} {msg}",
+                    )
+                    .expect("template")
+                    .progress_chars("=> "),
+                );
                 pb.set_prefix("llm");
             } else {
                 pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -454,7 +608,10 @@ impl Progress {
                 pb.set_position(done);
                 pb.set_message(msg.clone());
                 if !tty && last_line.elapsed() >= Duration::from_secs(30) {
-                    eprintln!("llm: {done}/{len} after {:.0}s: {msg}", t0.elapsed().as_secs_f64());
+                    eprintln!(
+                        "llm: {done}/{len} after {:.0}s: {msg}",
+                        t0.elapsed().as_secs_f64()
+                    );
                     last_line = Instant::now();
                 }
                 tokio::select! {
@@ -464,7 +621,10 @@ impl Progress {
             }
             pb.finish_and_clear();
         });
-        Progress { stop, handle: Some(handle) }
+        Progress {
+            stop,
+            handle: Some(handle),
+        }
     }
     fn stop(mut self) {
         self.stop.notify_one();
@@ -484,8 +644,14 @@ mod tests {
 
     #[test]
     fn urls_lose_credentials() {
-        assert_eq!(public_url("https://user:pw@api.example.com/v1"), "https://api.example.com/v1");
-        assert_eq!(public_url("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+        assert_eq!(
+            public_url("https://user:pw@api.example.com/v1"),
+            "https://api.example.com/v1"
+        );
+        assert_eq!(
+            public_url("http://127.0.0.1:8000/v1"),
+            "http://127.0.0.1:8000/v1"
+        );
     }
 
     #[test]

@@ -27,7 +27,14 @@ pub const CORRECTION: &str = include_str!("../../../prompts/correction.md");
 /// `prompts-v1+<digest of every prompt file>`: changes whenever a prompt does.
 pub fn prompts_version() -> String {
     let mut h = blake3::Hasher::new();
-    for p in [SYSTEM, STRATEGY_INDEPENDENT, STRATEGY_COPY_MODERATE, STRATEGY_COPY_MINOR, OPENING_MESSAGES, CORRECTION] {
+    for p in [
+        SYSTEM,
+        STRATEGY_INDEPENDENT,
+        STRATEGY_COPY_MODERATE,
+        STRATEGY_COPY_MINOR,
+        OPENING_MESSAGES,
+        CORRECTION,
+    ] {
         h.update(p.as_bytes());
         h.update(b"\0");
     }
@@ -36,7 +43,12 @@ pub fn prompts_version() -> String {
 
 /// The correction turn after a rejected reply.
 pub fn correction(problems: &[String]) -> String {
-    let list: Vec<String> = problems.iter().take(20).enumerate().map(|(i, p)| format!("{}. {p}", i + 1)).collect();
+    let list: Vec<String> = problems
+        .iter()
+        .take(20)
+        .enumerate()
+        .map(|(i, p)| format!("{}. {p}", i + 1))
+        .collect();
     let mut text = list.join("\n");
     if problems.len() > 20 {
         text.push_str(&format!("\n（另有 {} 个问题未列出）", problems.len() - 20));
@@ -110,7 +122,9 @@ fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, &'static str, u3
             FoodKind::Cuisine => (f.category.clone(), "菜系"),
             FoodKind::Restaurant => (f.category.clone(), "餐厅类别"),
         };
-        if vocab::EXCLUDED_FOOD_CATEGORIES.contains(&v.as_str()) || out.iter().any(|(x, _, _)| *x == v) {
+        if vocab::EXCLUDED_FOOD_CATEGORIES.contains(&v.as_str())
+            || out.iter().any(|(x, _, _)| *x == v)
+        {
             continue;
         }
         out.push((v, kind, f.price));
@@ -123,8 +137,12 @@ fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, &'static str, u3
 pub fn min_budget(ctx: &TaskContext, min_meal_cost: u32) -> u32 {
     let res = ctx.res;
     let legs = res.route_legs(ctx.hub, &ctx.cities);
-    let transport: u32 = legs.iter().map(|&(a, b)| res.cheapest_fare(a, b, None).unwrap_or(0)).sum();
-    let (hotel, meals) = crate::validate::stay_floor(res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
+    let transport: u32 = legs
+        .iter()
+        .map(|&(a, b)| res.cheapest_fare(a, b, None).unwrap_or(0))
+        .sum();
+    let (hotel, meals) =
+        crate::validate::stay_floor(res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
     let need = transport + hotel + meals;
     need.div_ceil(100) * 100
 }
@@ -154,42 +172,73 @@ fn conflict_plan(ctx: &TaskContext, members: &[Member], c: &Conflicts) -> Vec<St
         }
         (i, j)
     };
-    let city_of = |rng: &mut rand_chacha::ChaCha8Rng| ctx.skeleton.cities[rng.gen_range(0..ctx.skeleton.cities.len())].clone();
+    let city_of = |rng: &mut rand_chacha::ChaCha8Rng| {
+        ctx.skeleton.cities[rng.gen_range(0..ctx.skeleton.cities.len())].clone()
+    };
     if rng.gen_bool(c.attractions) {
         let (i, j) = pair(&mut rng);
         let city = city_of(&mut rng);
-        out.push(format!("{} 在{city}的 must_visit 中的一个景点，正是 {} 在{city}的 reject_visit", members[i].user, members[j].user));
+        out.push(format!(
+            "{} 在{city}的 must_visit 中的一个景点，正是 {} 在{city}的 reject_visit",
+            members[i].user, members[j].user
+        ));
     }
     if rng.gen_bool(c.food) {
         let (i, j) = pair(&mut rng);
         let city = city_of(&mut rng);
-        out.push(format!("{} 在{city}的 must_eat 中的一项，正是 {} 在{city}的 reject_eat", members[i].user, members[j].user));
+        out.push(format!(
+            "{} 在{city}的 must_eat 中的一项，正是 {} 在{city}的 reject_eat",
+            members[i].user, members[j].user
+        ));
     }
     if rng.gen_bool(c.transport) {
-        let units: Vec<&Member> = members.iter().filter(|m| m.strategy == Strategy::Independent).collect();
+        let units: Vec<&Member> = members
+            .iter()
+            .filter(|m| m.strategy == Strategy::Independent)
+            .collect();
         if units.len() >= 2 {
             let i = rng.gen_range(0..units.len());
             let mut j = rng.gen_range(0..units.len() - 1);
             if j >= i {
                 j += 1;
             }
-            out.push(format!("{} 的 transport.must 中的一种方式，正是 {} 的 transport.reject", units[i].user, units[j].user));
+            out.push(format!(
+                "{} 的 transport.must 中的一种方式，正是 {} 的 transport.reject",
+                units[i].user, units[j].user
+            ));
         }
     }
     out
 }
 
 /// Build the prompt, schema and candidate sets of one task attempt.
-pub fn build(ctx: &TaskContext, memo: &Memo, max_attractions: usize, conflicts: &Conflicts, min_meal_cost: u32, feedback: Option<&str>) -> TaskPrompt {
+pub fn build(
+    ctx: &TaskContext,
+    memo: &Memo,
+    max_attractions: usize,
+    conflicts: &Conflicts,
+    min_meal_cost: u32,
+    feedback: Option<&str>,
+) -> TaskPrompt {
     let res = ctx.res;
     let a = ctx.archetype;
     let sk = ctx.skeleton;
-    let members: Vec<Member> = a.planned_slots().map(|s| Member { user: s.user.clone(), strategy: s.strategy, reference: s.reference.clone() }).collect();
+    let members: Vec<Member> = a
+        .planned_slots()
+        .map(|s| Member {
+            user: s.user.clone(),
+            strategy: s.strategy,
+            reference: s.reference.clone(),
+        })
+        .collect();
 
     // ---- candidates per city (memoised per set of open attractions) ----------------------
     let mut cities: Vec<Arc<CityData>> = Vec::new();
     for &c in &ctx.cities {
-        let open: Vec<bool> = res.attractions[c as usize].iter().map(|x| ctx.open_during_trip(x)).collect();
+        let open: Vec<bool> = res.attractions[c as usize]
+            .iter()
+            .map(|x| ctx.open_during_trip(x))
+            .collect();
         let mut h = blake3::Hasher::new();
         h.update(&(max_attractions as u64).to_le_bytes());
         h.update(&open.iter().map(|&b| b as u8).collect::<Vec<u8>>());
@@ -199,7 +248,11 @@ pub fn build(ctx: &TaskContext, memo: &Memo, max_attractions: usize, conflicts: 
             Some(d) => d,
             None => {
                 let d = Arc::new(city_data(ctx, c, &open, max_attractions));
-                memo.lock().expect("memo").entry((c, sig)).or_insert(d).clone()
+                memo.lock()
+                    .expect("memo")
+                    .entry((c, sig))
+                    .or_insert(d)
+                    .clone()
             }
         };
         cities.push(data);
@@ -232,14 +285,18 @@ pub fn build(ctx: &TaskContext, memo: &Memo, max_attractions: usize, conflicts: 
             })
         })
         .collect();
-    let children: Vec<Value> = a.children().map(|s| json!({"user": s.user, "role": s.role})).collect();
+    let children: Vec<Value> = a
+        .children()
+        .map(|s| json!({"user": s.user, "role": s.role}))
+        .collect();
     let min_budget = min_budget(ctx, min_meal_cost);
     let pace = match a.pace {
         crate::resources::archetypes::Pace::Relaxed => "relaxed",
         crate::resources::archetypes::Pace::Normal => "normal",
         crate::resources::archetypes::Pace::Active => "active",
     };
-    let city_candidates: IndexMap<&str, &RawValue> = cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect();
+    let city_candidates: IndexMap<&str, &RawValue> =
+        cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect();
     let context = Context {
         task_id: &sk.task_id,
         departure_city: &sk.departure_city,
@@ -269,7 +326,11 @@ pub fn build(ctx: &TaskContext, memo: &Memo, max_attractions: usize, conflicts: 
 
     // ---- the system message: base + the strategies present + opening lines ----------------
     let mut system = SYSTEM.trim_end().to_string();
-    for s in [Strategy::Independent, Strategy::CopyModerate, Strategy::CopyMinor] {
+    for s in [
+        Strategy::Independent,
+        Strategy::CopyModerate,
+        Strategy::CopyMinor,
+    ] {
         if members.iter().any(|m| m.strategy == s) {
             system.push_str("\n\n");
             system.push_str(strategy_section(s).trim_end());
@@ -279,7 +340,14 @@ pub fn build(ctx: &TaskContext, memo: &Memo, max_attractions: usize, conflicts: 
     system.push_str(OPENING_MESSAGES.trim_end());
 
     let schema_json = schema(&members, &cities, min_budget);
-    TaskPrompt { system, user, schema_json, members, cities, min_budget }
+    TaskPrompt {
+        system,
+        user,
+        schema_json,
+        members,
+        cities,
+        min_budget,
+    }
 }
 
 /// The user message: the grounding context, in this key order.
@@ -309,8 +377,18 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
     let res = ctx.res;
     let name = res.city(c).name.clone();
     let atts = &res.attractions[c as usize];
-    let inventory: HashMap<String, bool> = atts.iter().zip(open).map(|(x, &o)| (x.name.clone(), o)).collect();
-    let offered: Vec<&crate::resources::Attraction> = atts.iter().zip(open).filter(|(_, o)| **o).map(|(x, _)| x).take(max_attractions.max(1)).collect();
+    let inventory: HashMap<String, bool> = atts
+        .iter()
+        .zip(open)
+        .map(|(x, &o)| (x.name.clone(), o))
+        .collect();
+    let offered: Vec<&crate::resources::Attraction> = atts
+        .iter()
+        .zip(open)
+        .filter(|(_, o)| **o)
+        .map(|(x, _)| x)
+        .take(max_attractions.max(1))
+        .collect();
     let mut categories: Vec<String> = Vec::new();
     for x in atts {
         if vocab::is_attraction_category(&x.category) && !categories.contains(&x.category) {
@@ -318,13 +396,23 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         }
     }
     if categories.is_empty() {
-        categories = vocab::ATTRACTION_CATEGORIES.iter().map(|s| s.to_string()).collect();
+        categories = vocab::ATTRACTION_CATEGORIES
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     }
     let mut food = food_values(ctx, c);
     if food.is_empty() {
-        food = vocab::FOOD_CATEGORIES.iter().filter(|v| !vocab::EXCLUDED_FOOD_CATEGORIES.contains(v)).map(|v| (v.to_string(), "菜系", 0)).collect();
+        food = vocab::FOOD_CATEGORIES
+            .iter()
+            .filter(|v| !vocab::EXCLUDED_FOOD_CATEGORIES.contains(v))
+            .map(|v| (v.to_string(), "菜系", 0))
+            .collect();
     }
-    let food_names: HashSet<String> = res.food[c as usize].iter().map(|f| f.name.clone()).collect();
+    let food_names: HashSet<String> = res.food[c as usize]
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
     let hotels: Vec<Value> = res.hotels[c as usize].iter().map(|h| json!({"category": h.category, "price_low": h.price_low, "price_high": h.price_high})).collect();
     let json = obj(vec![
         ("attractions", Value::Array(offered.iter().map(|x| json!({"name": x.name, "category": x.category, "popularity": x.popularity, "ticket": x.ticket})).collect())),
@@ -341,9 +429,14 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         food_names,
     };
     let defs = city_defs(c, &cand);
-    CityData { id: c, cand, json: RawValue::from_string(serde_json::to_string(&json).expect("serialises")).expect("JSON"), defs }
+    CityData {
+        id: c,
+        cand,
+        json: RawValue::from_string(serde_json::to_string(&json).expect("serialises"))
+            .expect("JSON"),
+        defs,
+    }
 }
-
 
 /// A JSON object from owned parts (`json!` would deep-copy nested values it is handed).
 fn obj(pairs: Vec<(&str, Value)>) -> Value {
@@ -355,16 +448,35 @@ fn obj(pairs: Vec<(&str, Value)>) -> Value {
 }
 
 fn str_enum(values: &[String]) -> Value {
-    obj(vec![("type", "string".into()), ("enum", Value::Array(values.iter().map(|v| Value::String(v.clone())).collect()))])
+    obj(vec![
+        ("type", "string".into()),
+        (
+            "enum",
+            Value::Array(values.iter().map(|v| Value::String(v.clone())).collect()),
+        ),
+    ])
 }
 
 fn list(item: Value, min: usize, max: usize) -> Value {
-    obj(vec![("type", "array".into()), ("items", item), ("minItems", min.into()), ("maxItems", max.into())])
+    obj(vec![
+        ("type", "array".into()),
+        ("items", item),
+        ("minItems", min.into()),
+        ("maxItems", max.into()),
+    ])
 }
 
 fn object(props: Vec<(&str, Value)>) -> Value {
-    let required: Vec<Value> = props.iter().map(|(k, _)| Value::String(k.to_string())).collect();
-    obj(vec![("type", "object".into()), ("properties", obj(props)), ("required", Value::Array(required)), ("additionalProperties", false.into())])
+    let required: Vec<Value> = props
+        .iter()
+        .map(|(k, _)| Value::String(k.to_string()))
+        .collect();
+    obj(vec![
+        ("type", "object".into()),
+        ("properties", obj(props)),
+        ("required", Value::Array(required)),
+        ("additionalProperties", false.into()),
+    ])
 }
 
 fn r(name: &str) -> Value {
@@ -374,29 +486,62 @@ fn r(name: &str) -> Value {
 /// The `$defs` of one city: candidate names, categories and food values as enums, and the
 /// city blocks a member writes (full, or the individual fields of copy_minor).
 fn city_defs(id: CityId, c: &CityCandidates) -> String {
-    let names = if c.offered.is_empty() { c.inventory.keys().cloned().collect::<Vec<_>>() } else { c.offered.clone() };
+    let names = if c.offered.is_empty() {
+        c.inventory.keys().cloned().collect::<Vec<_>>()
+    } else {
+        c.offered.clone()
+    };
     let (poi, cat, food) = (format!("poi{id}"), format!("cat{id}"), format!("food{id}"));
     let visit = |weak: bool| {
-        let mut v = vec![("must_visit", list(r(&poi), 1, 2)), ("reject_visit", list(r(&poi), 0, 1))];
+        let mut v = vec![
+            ("must_visit", list(r(&poi), 1, 2)),
+            ("reject_visit", list(r(&poi), 0, 1)),
+        ];
         if weak {
-            v.push(("category_pref", object(vec![("positive", list(r(&cat), 0, 2)), ("negative", list(r(&cat), 0, 1))])));
+            v.push((
+                "category_pref",
+                object(vec![
+                    ("positive", list(r(&cat), 0, 2)),
+                    ("negative", list(r(&cat), 0, 1)),
+                ]),
+            ));
         }
         object(v)
     };
     let food_block = |weak: bool| {
         let f = r(&food);
         if weak {
-            object(vec![("must_eat", list(f.clone(), 0, 2)), ("prefer_eat", list(f.clone(), 0, 2)), ("avoid_eat", list(f.clone(), 0, 1)), ("reject_eat", list(f, 0, 1))])
+            object(vec![
+                ("must_eat", list(f.clone(), 0, 2)),
+                ("prefer_eat", list(f.clone(), 0, 2)),
+                ("avoid_eat", list(f.clone(), 0, 1)),
+                ("reject_eat", list(f, 0, 1)),
+            ])
         } else {
-            object(vec![("must_eat", list(f.clone(), 0, 2)), ("reject_eat", list(f, 0, 1))])
+            object(vec![
+                ("must_eat", list(f.clone(), 0, 2)),
+                ("reject_eat", list(f, 0, 1)),
+            ])
         }
     };
     let mut m = Map::new();
     m.insert(poi.clone(), str_enum(&names));
     m.insert(cat.clone(), str_enum(&c.categories));
     m.insert(food.clone(), str_enum(&c.food));
-    m.insert(format!("city{id}"), object(vec![("attractions", visit(true)), ("food", food_block(true))]));
-    m.insert(format!("city{id}_minor"), object(vec![("attractions", visit(false)), ("food", food_block(false))]));
+    m.insert(
+        format!("city{id}"),
+        object(vec![
+            ("attractions", visit(true)),
+            ("food", food_block(true)),
+        ]),
+    );
+    m.insert(
+        format!("city{id}_minor"),
+        object(vec![
+            ("attractions", visit(false)),
+            ("food", food_block(false)),
+        ]),
+    );
     let text = serde_json::to_string(&Value::Object(m)).expect("serialises");
     text[1..text.len() - 1].to_string()
 }
@@ -404,37 +549,100 @@ fn city_defs(id: CityId, c: &CityCandidates) -> String {
 /// The JSON schema of a reply (as sent): closed vocabularies and candidate names as enums, list
 /// sizes as bounds, and per member only the fields its strategy generates.
 pub fn schema(members: &[Member], cities: &[Arc<CityData>], min_budget: u32) -> String {
-    let modes: Vec<String> = vocab::TRANSPORT_MODES.iter().map(|s| s.to_string()).collect();
-    let hotels: Vec<String> = vocab::HOTEL_CATEGORIES.iter().map(|s| s.to_string()).collect();
+    let modes: Vec<String> = vocab::TRANSPORT_MODES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let hotels: Vec<String> = vocab::HOTEL_CATEGORIES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let mut defs = Map::new();
     defs.insert("mode".into(), str_enum(&modes));
     defs.insert("hotel".into(), str_enum(&hotels));
     defs.insert(
         "globals".into(),
         object(vec![
-            ("avg_budget", json!({"type": "integer", "minimum": min_budget, "maximum": 100000})),
-            ("transport", object(vec![("must", list(r("mode"), 0, 2)), ("prefer", list(r("mode"), 0, 2)), ("avoid", list(r("mode"), 0, 1)), ("reject", list(r("mode"), 0, 1))])),
-            ("intensity", object(vec![("max_poi_per_day", json!({"type": "integer", "enum": [2, 3, 4]})), ("max_active_hours", json!({"type": "integer", "enum": [6, 7, 8, 9, 10]}))])),
-            ("hotel_preference", object(vec![("prefer", list(r("hotel"), 1, 3)), ("avoid", list(r("hotel"), 0, 1))])),
+            (
+                "avg_budget",
+                json!({"type": "integer", "minimum": min_budget, "maximum": 100000}),
+            ),
+            (
+                "transport",
+                object(vec![
+                    ("must", list(r("mode"), 0, 2)),
+                    ("prefer", list(r("mode"), 0, 2)),
+                    ("avoid", list(r("mode"), 0, 1)),
+                    ("reject", list(r("mode"), 0, 1)),
+                ]),
+            ),
+            (
+                "intensity",
+                object(vec![
+                    (
+                        "max_poi_per_day",
+                        json!({"type": "integer", "enum": [2, 3, 4]}),
+                    ),
+                    (
+                        "max_active_hours",
+                        json!({"type": "integer", "enum": [6, 7, 8, 9, 10]}),
+                    ),
+                ]),
+            ),
+            (
+                "hotel_preference",
+                object(vec![
+                    ("prefer", list(r("hotel"), 1, 3)),
+                    ("avoid", list(r("hotel"), 0, 1)),
+                ]),
+            ),
         ]),
     );
     let city_block = |minor: bool| {
-        let props: Vec<(&str, Value)> = cities.iter().map(|c| (c.name.as_str(), r(&if minor { format!("city{}_minor", c.id) } else { format!("city{}", c.id) }))).collect();
+        let props: Vec<(&str, Value)> = cities
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    r(&if minor {
+                        format!("city{}_minor", c.id)
+                    } else {
+                        format!("city{}", c.id)
+                    }),
+                )
+            })
+            .collect();
         object(props)
     };
     let mut prefs: Vec<(&str, Value)> = Vec::new();
     for m in members {
         let v = match m.strategy {
-            Strategy::Independent => object(vec![("global_constraints", r("globals")), ("city_specific_preferences", city_block(false))]),
-            Strategy::CopyModerate => object(vec![("city_specific_preferences", city_block(false))]),
+            Strategy::Independent => object(vec![
+                ("global_constraints", r("globals")),
+                ("city_specific_preferences", city_block(false)),
+            ]),
+            Strategy::CopyModerate => {
+                object(vec![("city_specific_preferences", city_block(false))])
+            }
             _ => object(vec![("city_specific_preferences", city_block(true))]),
         };
         prefs.push((m.user.as_str(), v));
     }
     let mut by_slot: Vec<&Member> = members.iter().collect();
-    by_slot.sort_by_key(|m| m.user.trim_start_matches("User").parse::<u32>().unwrap_or(u32::MAX));
-    let msgs: Vec<(&str, Value)> = by_slot.iter().map(|m| (m.user.as_str(), json!({"type": "string"}))).collect();
-    let top = object(vec![("preferences", object(prefs)), ("initial_messages", object(msgs))]);
+    by_slot.sort_by_key(|m| {
+        m.user
+            .trim_start_matches("User")
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
+    let msgs: Vec<(&str, Value)> = by_slot
+        .iter()
+        .map(|m| (m.user.as_str(), json!({"type": "string"})))
+        .collect();
+    let top = object(vec![
+        ("preferences", object(prefs)),
+        ("initial_messages", object(msgs)),
+    ]);
     let top = serde_json::to_string(&top).expect("serialises");
     let mut defs = serde_json::to_string(&Value::Object(defs)).expect("serialises");
     defs.pop(); // the closing brace: the cities' definitions follow
