@@ -32,10 +32,10 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 /// Write a file atomically: a temp file beside it, fsync, then rename. A crash never leaves a
 /// half-written file under the final name.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let tmp = path.with_extension(format!(
         "{}.tmp{}",

@@ -6,6 +6,7 @@
 //! 2. Each class gets its quota (200/250/200 for 650, proportional otherwise); each task draws
 //!    a cell of its class, then a destination cluster of C cities (tier-weighted), a departure
 //!    hub outside the cluster, a date, a compromise pattern and member profiles.
+//!
 //! Every task draws from its own ChaCha stream (seed, "sample", index), so the result does not
 //! depend on thread count, and replacements for dropped tasks extend the same stream.
 
@@ -49,7 +50,7 @@ struct Cell {
 /// Weighted pick by cumulative sums (weights need not be normalised).
 pub fn weighted_index<R: Rng>(rng: &mut R, weights: &[f64]) -> Option<usize> {
     let total: f64 = weights.iter().sum();
-    if !(total > 0.0) {
+    if total.is_nan() || total <= 0.0 {
         return None;
     }
     let mut x = rng.r#gen::<f64>() * total;
@@ -186,7 +187,7 @@ impl<'a> Sampler<'a> {
                 .filter(|c| c.class == k)
                 .map(|c| c.weight)
                 .sum();
-            if quotas[k.index()] > 0 && !(w > 0.0) {
+            if quotas[k.index()] > 0 && (w.is_nan() || w <= 0.0) {
                 let any = cells.iter().any(|c| c.class == k);
                 bail!(
                     "unsatisfiable quotas: {} {} tasks requested, but {} under the {:?} difficulty formula with thresholds {:?}; change sample.quotas, sample.difficulty or sample.thresholds",

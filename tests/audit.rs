@@ -191,9 +191,9 @@ fn expected(all: &[Value]) -> Expected {
                 }
             }
         }
-        for k in 0..3 {
-            e.conflicts[k] += !found[k].is_empty() as u64;
-            for item in &found[k] {
+        for (k, items) in found.iter().enumerate() {
+            e.conflicts[k] += !items.is_empty() as u64;
+            for item in items {
                 *e.clash_items[k].entry(item.clone()).or_default() += 1;
             }
         }

@@ -68,9 +68,9 @@ fn sample_650_matches_paper_shapes() {
             .table8_size() as usize;
         sizes[n - 2][k] += 1.0;
     }
-    for r in 0..5 {
-        for k in 0..3 {
-            let (g, w) = (sizes[r][k], targets.target_size[r][k]);
+    for (r, row) in sizes.iter().enumerate() {
+        for (k, &g) in row.iter().enumerate() {
+            let w = targets.target_size[r][k];
             assert!(
                 (g - w).abs() <= (0.15 * w).max(5.0),
                 "size row N={} class {k}: {g} vs {w}",
@@ -102,6 +102,6 @@ fn unsatisfiable_quota_is_a_clear_error() {
         easy_below: 0.5,
         hard_above: 9.0,
     });
-    let e = gtb::ops::sample(&cfg).err().expect("must fail").to_string();
+    let e = gtb::ops::sample(&cfg).expect_err("must fail").to_string();
     assert!(e.contains("unsatisfiable quotas"), "{e}");
 }

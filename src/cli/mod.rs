@@ -147,6 +147,7 @@ impl LlmArgs {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing would only add noise
 pub enum Command {
     /// Run the pipeline: prepare -> sample -> generate -> validate -> write
     Build {

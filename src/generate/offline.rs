@@ -314,7 +314,8 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
         reject: to_s(reject),
     };
     // --- intensity -----------------------------------------------------------------------
-    let (poi, hours): (&[(u32, f64)], &[(u32, f64)]) = match pace {
+    type Weights = &'static [(u32, f64)];
+    let (poi, hours): (Weights, Weights) = match pace {
         Pace::Relaxed => (
             &[(2, 0.55), (3, 0.4), (4, 0.05)],
             &[(6, 0.4), (7, 0.4), (8, 0.2)],
@@ -820,14 +821,14 @@ fn scrub_transport(tables: &mut [(String, Preference)]) {
         .iter()
         .map(|t| t.1.global_constraints.transport.must.clone())
         .collect();
-    for i in 0..tables.len() {
+    for (i, table) in tables.iter_mut().enumerate() {
         let others: Vec<&String> = musts
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
             .flat_map(|(_, m)| m.iter())
             .collect();
-        tables[i]
+        table
             .1
             .global_constraints
             .transport

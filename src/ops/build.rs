@@ -732,6 +732,10 @@ impl Tally {
 
 type Settled = (std::result::Result<(Task, Outcome), Outcome>, Vec<Outcome>);
 
+/// Generates a batch of (skeleton, attempt, feedback) requests; one result per request.
+type GenerateFn<'a> = dyn Fn(&[(&Skeleton, u32, Option<String>)]) -> Result<Vec<std::result::Result<Task, String>>>
+    + 'a;
+
 /// Validate a batch of first attempts; regenerate the failing ones (with the validator's
 /// messages as feedback) in rounds until they pass or run out of tries.
 fn settle_batch(
@@ -739,9 +743,7 @@ fn settle_batch(
     first: Vec<Option<Task>>,
     validator: &Validator,
     max_tries: u32,
-    generate: &dyn Fn(
-        &[(&Skeleton, u32, Option<String>)],
-    ) -> Result<Vec<std::result::Result<Task, String>>>,
+    generate: &GenerateFn,
 ) -> Result<Vec<Settled>> {
     let n = sks.len();
     let mut failures: Vec<Vec<Outcome>> = vec![Vec::new(); n];

@@ -139,15 +139,15 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
     let bytes = super::input::read(path).map_err(|e| err(0, "", format!("cannot read: {e}")))?;
     let text =
         std::str::from_utf8(&bytes).map_err(|e| err(0, "", format!("invalid UTF-8: {e}")))?;
-    let file: File = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| line_of(&text, s.start)).unwrap_or(0);
+    let file: File = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
         err(line, "", e.message().to_string())
     })?;
     let mut seen = std::collections::HashSet::new();
     for a in &file.archetype {
         let line = text
             .find(&format!("group_id = \"{}\"", a.group_id))
-            .map(|o| line_of(&text, o))
+            .map(|o| line_of(text, o))
             .unwrap_or(0);
         let bad =
             |field: &str, m: String| err(line, field, format!("archetype {}: {m}", a.group_id));

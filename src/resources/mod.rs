@@ -59,17 +59,17 @@ pub fn short_city_name(name: &str) -> &str {
         "林区",
     ];
     for s in ETHNIC {
-        if let Some(x) = name.strip_suffix(s) {
-            if !x.is_empty() {
-                return x;
-            }
+        if let Some(x) = name.strip_suffix(s)
+            && !x.is_empty()
+        {
+            return x;
         }
     }
     for s in ["市", "县"] {
-        if let Some(x) = name.strip_suffix(s) {
-            if x.chars().count() >= 2 {
-                return x;
-            }
+        if let Some(x) = name.strip_suffix(s)
+            && x.chars().count() >= 2
+        {
+            return x;
         }
     }
     name

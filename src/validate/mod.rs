@@ -119,6 +119,9 @@ fn finding(
 }
 
 /// Remove from `weak` every item that is in `strong`; returns the removed items.
+/// Records one fix: (user, strong field, weak field, removed values).
+type FixLog<'a> = dyn FnMut(&str, &str, &str, Vec<String>) + 'a;
+
 fn keep_stronger(strong: &[String], weak: &mut Vec<String>) -> Vec<String> {
     let removed: Vec<String> = weak
         .iter()
@@ -359,22 +362,21 @@ impl<'a> Validator<'a> {
                 };
             let g = &mut entry.preference.global_constraints;
             let tr: &mut Buckets = &mut g.transport;
-            let fix_tr =
-                |strong: Vec<String>,
-                 weak: &mut Vec<String>,
-                 sf: &str,
-                 wf: &str,
-                 log: &mut dyn FnMut(&str, &str, &str, Vec<String>)| {
-                    let removed = if mode == Mode::Fix {
-                        keep_stronger(&strong, weak)
-                    } else {
-                        weak.iter()
-                            .filter(|x| strong.contains(x))
-                            .cloned()
-                            .collect()
-                    };
-                    log("", wf, sf, removed);
+            let fix_tr = |strong: Vec<String>,
+                          weak: &mut Vec<String>,
+                          sf: &str,
+                          wf: &str,
+                          log: &mut FixLog<'_>| {
+                let removed = if mode == Mode::Fix {
+                    keep_stronger(&strong, weak)
+                } else {
+                    weak.iter()
+                        .filter(|x| strong.contains(x))
+                        .cloned()
+                        .collect()
                 };
+                log("", wf, sf, removed);
+            };
             let (must, reject, prefer) = (tr.must.clone(), tr.reject.clone(), tr.prefer.clone());
             fix_tr(
                 must.clone(),

@@ -11,13 +11,12 @@ pub fn normalize(s: &str) -> String {
     let mut t: String = s.nfkc().collect::<String>().to_lowercase();
     loop {
         let trimmed = t.trim_end();
-        if trimmed.ends_with(')') {
-            if let Some(open) = trimmed.rfind('(') {
-                if open > 0 {
-                    t = trimmed[..open].to_string();
-                    continue;
-                }
-            }
+        if trimmed.ends_with(')')
+            && let Some(open) = trimmed.rfind('(')
+            && open > 0
+        {
+            t = trimmed[..open].to_string();
+            continue;
         }
         break;
     }

@@ -21,10 +21,10 @@ fn table(t: &Table) -> String {
         .iter()
         .map(|r| r.iter().map(|c| cell(c)).collect())
         .collect();
-    if t.last_is_total {
-        if let Some(first) = rows.last_mut().and_then(|r| r.first_mut()) {
-            *first = format!("**{first}**");
-        }
+    if t.last_is_total
+        && let Some(first) = rows.last_mut().and_then(|r| r.first_mut())
+    {
+        *first = format!("**{first}**");
     }
     let right: Vec<bool> = (0..t.head.len())
         .map(|i| {

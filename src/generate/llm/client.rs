@@ -473,11 +473,11 @@ impl Transport {
         for f in self.lookup_formats() {
             let body = self.body(&messages, schema, seed, f);
             let key = cache::key(&self.s.endpoint, &self.s.prompt_version, &body);
-            if let Some(e) = self.cache.get(&key) {
-                if let Some(c) = self.completion(&e.response, &key, true, body.len()) {
-                    Stats::add(&self.stats.cached, 1);
-                    return Ok(c);
-                }
+            if let Some(e) = self.cache.get(&key)
+                && let Some(c) = self.completion(&e.response, &key, true, body.len())
+            {
+                Stats::add(&self.stats.cached, 1);
+                return Ok(c);
             }
         }
         if self.s.offline_replay {

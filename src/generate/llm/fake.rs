@@ -344,12 +344,12 @@ async fn serve(
             .await?;
             continue;
         }
-        if let Some(k) = &f.require_key {
-            if auth != format!("Bearer {k}") {
-                st.fault("401");
-                respond(&mut sock, 401, &[], br#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}"#, false).await?;
-                continue;
-            }
+        if let Some(k) = &f.require_key
+            && auth != format!("Bearer {k}")
+        {
+            st.fault("401");
+            respond(&mut sock, 401, &[], br#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}"#, false).await?;
+            continue;
         }
         if f.quota_exhausted {
             st.fault("quota");

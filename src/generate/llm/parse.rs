@@ -494,7 +494,7 @@ fn check_messages(
             .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
             .count();
         let lower = text.to_lowercase();
-        if chars < 4 || chars > 400 {
+        if !(4..=400).contains(&chars) {
             problems.push(format!(
                 "{} 的开场白长度为 {chars} 字，应为 1–4 句、400 字以内",
                 m.user
@@ -554,10 +554,11 @@ fn numbers_before_yuan(s: &str) -> Vec<u32> {
             while j < chars.len() && chars[j] == ' ' {
                 j += 1;
             }
-            if j < chars.len() && chars[j] == '元' {
-                if let Ok(n) = num.parse() {
-                    out.push(n);
-                }
+            if j < chars.len()
+                && chars[j] == '元'
+                && let Ok(n) = num.parse()
+            {
+                out.push(n);
             }
         } else {
             i += 1;
