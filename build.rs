@@ -1,4 +1,7 @@
-//! Embeds a digest of the source tree, so that every stage fingerprint changes when the code
+//! Tells the tests whether the shared reference data is present (`cfg(has_reference_data)`,
+//! `cfg(has_official_examples)`: the cross-checks are compiled as ignored without it, so
+//! `cargo test` lists them as ignored instead of passing them silently). Embeds a digest of
+//! the source tree, so that every stage fingerprint changes when the code
 //! that shapes outputs changes (a stale artifact is never reused after an edit), and the default
 //! data (raw_data/, archetypes/, city_clusters/) so that gtb builds anywhere, not only from its
 //! repository root.
@@ -47,7 +50,30 @@ fn embed_data() {
     std::fs::write(out, code).expect("write embedded_data.rs");
 }
 
+/// `../shared` next to the repository (CI's layout), or `$GTB_SHARED`.
+fn shared_data_cfgs() {
+    println!("cargo:rerun-if-env-changed=GTB_SHARED");
+    let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let shared = std::env::var_os("GTB_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(&root).join("../shared"));
+    for (cfg, rel) in [
+        ("has_reference_data", "reference_data"),
+        ("has_official_examples", "spec/official_examples.jsonl"),
+    ] {
+        println!("cargo:rustc-check-cfg=cfg({cfg})");
+        let p = shared.join(rel);
+        // watched only when present: a missing watched path would rerun this script (and
+        // recompile the crate) on every build; after adding ../shared, `touch build.rs`
+        if p.exists() {
+            println!("cargo:rustc-cfg={cfg}");
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
+}
+
 fn main() {
+    shared_data_cfgs();
     let mut files = Vec::new();
     walk(Path::new("src"), &["rs"], &mut files);
     files.sort();

@@ -3,11 +3,11 @@
 //! `build` is deterministic. Multi-city clusters are chosen greedily from neighbours found with
 //! an R*-tree (same region, each leg within `max_leg_km`), preferring new coverage, then popular
 //! cities and short legs; every tier-1/2 city, and every city no multi-city cluster covers, is
-//! also a single-city cluster; the table stops at `target` clusters.
+//! also a single-city cluster; the table stops at `target` clusters. Reading the table back is
+//! `resources::cluster_table` (resources never depend on this module).
 
-use crate::resources::{CityId, Cluster, InputError, Resources, table::read_csv};
+use crate::resources::{CityId, Cluster, Resources};
 use rstar::{RTree, primitives::GeomWithData};
-use std::path::Path;
 
 #[derive(Debug, Clone, Copy)]
 pub struct ClusterParams {
@@ -189,35 +189,4 @@ pub fn to_csv(res: &Resources, clusters: &[Cluster]) -> String {
         s.push_str(&format!("{},{},{}\n", c.id, c.region, names.join("|")));
     }
     s
-}
-
-/// Load a cluster table, checking every city and the region.
-pub fn load(path: &Path, res: &Resources) -> Result<Vec<Cluster>, InputError> {
-    read_csv(path, |r| {
-        let names = r.list("cities")?;
-        if names.is_empty() || names.len() > 3 {
-            return Err(r.err(
-                "cities",
-                format!("a cluster has 1..3 cities, found {}", names.len()),
-            ));
-        }
-        let mut cities = Vec::new();
-        for n in &names {
-            let id = res
-                .city_id(n)
-                .ok_or_else(|| r.err("cities", format!("unknown city {n:?}")))?;
-            if res.attractions[id as usize].is_empty() {
-                return Err(r.err(
-                    "cities",
-                    format!("{n:?} has no attractions, so it cannot be a destination"),
-                ));
-            }
-            cities.push(id);
-        }
-        Ok(Cluster {
-            id: r.text("id")?,
-            region: r.text("region")?,
-            cities,
-        })
-    })
 }

@@ -32,6 +32,16 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 /// Write a file atomically: a temp file beside it, fsync, then rename. A crash never leaves a
 /// half-written file under the final name.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_streaming_atomic(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// Stream a file into place atomically: `fill` writes into a buffered temp file beside `path`
+/// (named after this process, so concurrent writers never share one), which is flushed, synced
+/// and renamed over `path` only when `fill` succeeded.
+pub fn write_streaming_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
@@ -42,14 +52,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         path.extension().and_then(|e| e.to_str()).unwrap_or(""),
         std::process::id()
     ));
-    {
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        f.sync_all().ok();
+    let written = (|| -> Result<()> {
+        let f = std::fs::File::create(&tmp).context("creating")?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        fill(&mut w)?;
+        w.flush()?;
+        w.get_ref().sync_all().ok();
+        Ok(())
+    })();
+    if let Err(e) = written {
+        std::fs::remove_file(&tmp).ok();
+        return Err(e.context(format!("writing {}", tmp.display())));
     }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    std::fs::rename(&tmp, path).map_err(|e| {
+        std::fs::remove_file(&tmp).ok();
+        anyhow::Error::from(e).context(format!("renaming {} to {}", tmp.display(), path.display()))
+    })
 }

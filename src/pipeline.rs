@@ -1,15 +1,16 @@
-//! The staged runner: prepare -> sample -> generate -> validate -> write.
+//! Fingerprints, the work folder and JSONL artifacts; `dag` holds the `Stage` unit and the
+//! runner that orders stages (the build's list is in `ops::build`).
 //!
 //! Each stage has a fingerprint: a sorted map of its inputs (resolved config section, upstream
 //! fingerprints, hashes of raw files, code and prompt versions). Its artifact and the map are
 //! persisted in the work directory; a rerun reuses a fresh stage and says why a stale one reruns.
 
+pub mod dag;
+
 use crate::digest::{digest_bytes, write_atomic};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-pub const STAGES: [&str; 5] = ["prepare", "sample", "generate", "validate", "write"];
 
 /// Inputs of a stage, name -> digest or value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -89,13 +90,8 @@ impl WorkDir {
         }
         Decision::Fresh
     }
-    /// Persist a stage's artifact, then its fingerprint (so a crash in between reruns it).
-    pub fn commit(&self, stage: &str, fp: &Fingerprint, artifact: &[u8]) -> Result<()> {
-        write_atomic(&self.artifact(stage), artifact)?;
-        write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?)
-            .context("writing fingerprint")
-    }
-    /// Record a stage's fingerprint after its artifact was put in place by the stage itself.
+    /// Record a stage's fingerprint, after the stage put its artifact and outputs in place (a
+    /// crash before this reruns the stage).
     pub fn commit_fingerprint(&self, stage: &str, fp: &Fingerprint) -> Result<()> {
         write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?)
             .context("writing fingerprint")

@@ -238,3 +238,28 @@ fn builds_anywhere_from_the_embedded_data() {
         std::fs::read(here.path().join("out/test.jsonl")).unwrap()
     );
 }
+
+/// `--explain` after a build of several splits: later splits depend on earlier splits'
+/// signatures, which explain reads from the fresh validate stage instead of assuming none.
+#[test]
+fn issue14_01_explain_of_fresh_splits_reuses_every_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_in(dir.path());
+    let plan = gtb::ops::BuildPlan {
+        splits: vec![("test".into(), 30), ("train".into(), 60)],
+        ..gtb::ops::BuildPlan::new(cfg)
+    };
+    gtb::ops::build(&plan).unwrap();
+    let explain = gtb::ops::BuildPlan {
+        explain: true,
+        ..plan.clone()
+    };
+    let s = gtb::ops::build(&explain).unwrap();
+    assert_eq!(s.stages.len(), 10);
+    assert!(
+        s.stages.iter().all(|(_, d)| *d == Decision::Fresh),
+        "{:?}",
+        s.stages
+    );
+    assert!(s.splits.is_empty());
+}

@@ -23,6 +23,7 @@ fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
     s.add_filter(r"sha256 [0-9a-f]{64}", "sha256 [SHA256]");
     s.add_filter(r"task_\d{6}", "task_[ID]");
+    s.add_filter(r"\(\d+\.\d s\)", "([TIME])");
     s
 }
 
@@ -88,4 +89,24 @@ fn validate_reports_each_problem_and_fails() {
     s.add_filter(r"; closest is .*", "");
     s.add_filter(r"POI of \S+", "POI of [CITY]");
     s.bind(|| insta::assert_snapshot!("validate_bad_file", format!("{stdout}---\n{stderr}")));
+}
+
+/// Issue 14 item 5: stage lines come as the work happens, so a failed build shows which
+/// stages ran, which one failed, and that none ran after it.
+#[test]
+fn issue14_05_a_failed_build_shows_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("split");
+    // a folder where test.jsonl should go: the write stage cannot put the file in place
+    std::fs::create_dir_all(out.join("test.jsonl/occupied")).unwrap();
+    let out_s = out.display().to_string();
+    let (_, stderr, code) = gtb(
+        &["build", "--n", "12", "--seed", "3", "--out", &out_s],
+        dir.path(),
+    );
+    assert_eq!(code, 1);
+    let mut s = settings();
+    s.add_filter(r"\.tmp\d+", ".tmp[PID]");
+    s.add_filter(r"\(os error \d+\)", "(os error [N])");
+    s.bind(|| insta::assert_snapshot!("failed_build", stderr));
 }

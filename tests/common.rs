@@ -15,8 +15,14 @@ pub fn config_in(dir: &Path) -> Config {
     cfg
 }
 
+/// The shared reference folder: `$GTB_SHARED`, else `../shared` next to the repository.
+/// Tests that need it carry `#[cfg_attr(not(has_reference_data), ignore = "...")]` (build.rs
+/// sets the cfg), so that they show as ignored when it is absent; this check stays for a
+/// folder removed after the build.
 pub fn shared() -> Option<PathBuf> {
-    let p = root().join("../shared");
+    let p = std::env::var_os("GTB_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared"));
     if p.join("reference_data").exists() {
         Some(p)
     } else {

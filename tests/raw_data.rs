@@ -136,6 +136,10 @@ fn read_ref(path: &std::path::Path) -> Vec<std::collections::HashMap<String, Str
 }
 
 #[test]
+#[cfg_attr(
+    not(has_reference_data),
+    ignore = "needs ../shared/reference_data (absent)"
+)]
 fn cross_check_against_reference_data() {
     let Some(shared) = shared() else { return };
     let rd = shared.join("reference_data");

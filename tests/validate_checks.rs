@@ -60,6 +60,10 @@ fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_official_examples),
+    ignore = "needs ../shared/spec/official_examples.jsonl (absent)"
+)]
 fn official_examples_reserialise_byte_identically() {
     let Some(shared) = shared() else { return };
     let p = shared.join("spec/official_examples.jsonl");

@@ -5,6 +5,7 @@
 //! data by pointing the config at other files of the same format (docs/RAW_DATA_FORMAT.md).
 
 pub mod archetypes;
+pub mod cluster_table;
 pub mod hours;
 pub mod input;
 pub mod table;
@@ -493,7 +494,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         input_digests: Vec::new(),
     };
     if input::exists(&paths.clusters) {
-        res.clusters = crate::clusters::load(&paths.clusters, &res)?;
+        res.clusters = cluster_table::load(&paths.clusters, &res)?;
         files.push(paths.clusters.clone());
     }
     let mut digests = Vec::new();

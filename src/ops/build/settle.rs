@@ -1,0 +1,142 @@
+//! Settling slots: validate a batch of attempts, regenerate the failing ones with the
+//! validator's messages as feedback, and book what each slot ended with.
+
+use super::generate::{Attempt, attempt};
+use super::split::Split;
+use crate::task::{Skeleton, Task};
+use crate::validate::report::Report;
+use crate::validate::{Finding, Mode, Outcome, Validator};
+use anyhow::Result;
+use rayon::prelude::*;
+
+/// A slot's end: the accepted task and its fixes, or the last failure; plus every failed try.
+pub(super) type Settled = (std::result::Result<(Task, Outcome), Outcome>, Vec<Outcome>);
+
+/// Validate a batch of first attempts; regenerate the failing ones (with the validator's
+/// messages as feedback) in rounds until they pass or run out of tries.
+pub(super) fn settle_batch(
+    ctx: &Split,
+    validator: &Validator,
+    sks: Vec<&Skeleton>,
+    first: Vec<Option<Task>>,
+) -> Result<Vec<Settled>> {
+    let n = sks.len();
+    let mut failures: Vec<Vec<Outcome>> = vec![Vec::new(); n];
+    let mut done: Vec<Option<(Task, Outcome)>> = vec![None; n];
+    let mut current: Vec<Option<Task>> = first;
+    for round in 0..ctx.cfg.generate.max_tries.max(1) {
+        if round > 0 {
+            let todo: Vec<usize> = (0..n).filter(|&i| done[i].is_none()).collect();
+            if todo.is_empty() {
+                break;
+            }
+            let items: Vec<Attempt> = todo
+                .iter()
+                .map(|&i| (sks[i], round, failures[i].last().map(feedback)))
+                .collect();
+            for (&i, t) in todo.iter().zip(attempt(ctx, &items)?) {
+                current[i] = t.ok();
+            }
+        }
+        let checked: Vec<Option<(Task, Outcome)>> = current
+            .par_iter_mut()
+            .zip(done.par_iter())
+            .map(|(t, d)| {
+                if d.is_some() {
+                    return None;
+                }
+                t.take().map(|mut t| {
+                    let o = validator.check_task(&mut t, Mode::Fix);
+                    (t, o)
+                })
+            })
+            .collect();
+        for (i, c) in checked.into_iter().enumerate() {
+            if done[i].is_some() {
+                continue;
+            }
+            match c {
+                Some((t, o)) if o.problems.is_empty() => done[i] = Some((t, o)),
+                Some((_, o)) => failures[i].push(o),
+                None => failures[i].push(no_table(&sks[i].task_id)),
+            }
+        }
+    }
+    Ok(done
+        .into_iter()
+        .zip(failures)
+        .map(|(d, f)| match d {
+            Some(ok) => (Ok(ok), f),
+            None => (Err(f.last().cloned().unwrap_or_default()), f),
+        })
+        .collect())
+}
+
+/// The validator's problems, one per line: what the next attempt is told.
+fn feedback(o: &Outcome) -> String {
+    o.problems
+        .iter()
+        .map(|f| f.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The failure of an attempt that produced no task at all.
+fn no_table(task_id: &str) -> Outcome {
+    Outcome {
+        fixes: vec![],
+        problems: vec![Finding {
+            check: "format",
+            task_id: task_id.to_string(),
+            user: String::new(),
+            city: String::new(),
+            field: String::new(),
+            item: String::new(),
+            message: "the generator returned no usable table".into(),
+        }],
+    }
+}
+
+/// What the validate stage accumulates over accepted tasks.
+pub(super) struct Tally {
+    pub report: Report,
+    pub users: usize,
+    pub signatures: Vec<String>,
+}
+
+impl Tally {
+    pub fn new(slots: usize) -> Self {
+        let mut report = Report::new();
+        report.generated = slots;
+        Tally {
+            report,
+            users: 0,
+            signatures: vec![String::new(); slots],
+        }
+    }
+
+    /// Book a settled slot: its retries, and the accepted task's fixes, users and signature.
+    pub fn record(
+        &mut self,
+        slot: usize,
+        r: std::result::Result<(Task, Outcome), Outcome>,
+        failures: &[Outcome],
+    ) -> std::result::Result<Task, Outcome> {
+        match r {
+            Ok((t, o)) => {
+                failures.iter().for_each(|f| self.report.retry(f));
+                self.report.accept(&o);
+                self.users += t.user_preferences.len();
+                self.signatures[slot] = super::signature_of(&t);
+                Ok(t)
+            }
+            Err(o) => {
+                // the last failure is the drop itself, counted by `drop_task`
+                failures[..failures.len().saturating_sub(1)]
+                    .iter()
+                    .for_each(|f| self.report.retry(f));
+                Err(o)
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Stage `write`: publish the split. The validated lines are copied in a seeded shuffled order
+//! (positioned reads, so the 100,000-task file is never held in memory) into the task file,
+//! then come the manifest and the audit against the paper.
+
+use super::split::{Artifacts, Split, ValidateSummary};
+use crate::pipeline::dag::{Planned, Stage};
+use crate::pipeline::{Decision, Fingerprint};
+use crate::rng::item_rng;
+use crate::{CODE_VERSION, digest};
+use anyhow::{Context, Result};
+use rand::seq::SliceRandom;
+use std::io::BufRead;
+
+pub(super) struct WriteSplit;
+
+impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
+    fn name(&self) -> &'static str {
+        "write"
+    }
+    fn upstream(&self) -> &'static [&'static str] {
+        &["validate"]
+    }
+    fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
+        Fingerprint::default()
+            .with("config run.seed", ctx.cfg.run.seed.to_string())
+            .with("output", ctx.paths.tasks.display().to_string())
+    }
+    fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
+        let r = &ctx.paths.reports;
+        vec![
+            ctx.paths.tasks.clone(),
+            ctx.paths.manifest.clone(),
+            r.join("audit.html"),
+            r.join("audit.json"),
+            r.join("audit.md"),
+        ]
+    }
+    fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
+        let (sha, tasks) = write_shuffled(ctx)?;
+        let validated = art
+            .validated
+            .as_ref()
+            .context("the validate stage left no summary")?;
+        let m = manifest(ctx, &sha, tasks, validated, &art.planned);
+        digest::write_atomic(&ctx.paths.manifest, crate::pyjson::to_string(&m).as_bytes())?;
+        // the split's audit against the paper's figures, next to its validation report
+        let audit =
+            crate::audit::Audit::run(&ctx.paths.tasks, Some(&crate::audit::Against::Paper), false)?;
+        crate::ops::sinks::ReportDir(ctx.paths.reports.clone()).write_audit(&audit)?;
+        digest::write_atomic(&ctx.paths.work.artifact("write"), b"")?;
+        art.sha256 = Some(sha);
+        Ok(())
+    }
+    fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
+        art.sha256 = Some(digest::sha256_file(&ctx.paths.tasks)?);
+        Ok(())
+    }
+}
+
+/// Copy the validate artifact's lines in the split's shuffled order into the task file;
+/// returns its sha256 and line count.
+fn write_shuffled(ctx: &Split) -> Result<(String, usize)> {
+    use sha2::Digest;
+    use std::os::unix::fs::FileExt;
+    let artifact = ctx.paths.work.artifact("validate");
+    let file = std::fs::File::open(&artifact)
+        .with_context(|| format!("reading {}", artifact.display()))?;
+    // index the artifact's lines, then copy them in shuffled order with positioned reads
+    let mut spans: Vec<(u64, usize)> = Vec::new();
+    let mut pos = 0u64;
+    for line in std::io::BufReader::with_capacity(1 << 20, &file).split(b'\n') {
+        let len = line?.len();
+        if len > 0 {
+            spans.push((pos, len));
+        }
+        pos += len as u64 + 1;
+    }
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.shuffle(&mut item_rng(ctx.cfg.run.seed, "write", "order"));
+    let mut hasher = sha2::Sha256::default();
+    digest::write_streaming_atomic(&ctx.paths.tasks, |w| {
+        let mut buf = Vec::new();
+        for &i in &order {
+            let (off, len) = spans[i];
+            buf.resize(len, 0);
+            file.read_exact_at(&mut buf, off)?;
+            buf.push(b'\n');
+            w.write_all(&buf)?;
+            hasher.update(&buf);
+        }
+        Ok(())
+    })?;
+    let sha = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok((sha, spans.len()))
+}
+
+/// The manifest: versions, seed, resolved config, inputs, every upstream stage's fingerprint
+/// and decision, counts and the task file's sha256.
+fn manifest(
+    ctx: &Split,
+    sha: &str,
+    tasks: usize,
+    vs: &ValidateSummary,
+    planned: &[Planned],
+) -> serde_json::Value {
+    let fingerprints: serde_json::Map<_, _> = planned
+        .iter()
+        .filter(|p| p.stage != "write")
+        .map(|p| (p.stage.to_string(), p.fingerprint.digest().into()))
+        .collect();
+    let decisions: serde_json::Map<_, _> = planned
+        .iter()
+        .map(|p| {
+            let d = match &p.decision {
+                Decision::Fresh => "reused".into(),
+                Decision::Rerun(r) => format!("ran: {r}"),
+            };
+            (p.stage.to_string(), d.into())
+        })
+        .collect();
+    let (cfg, generator) = (ctx.cfg, ctx.generator);
+    serde_json::json!({
+        "gtb_version": env!("CARGO_PKG_VERSION"),
+        "code_version": CODE_VERSION,
+        "seed": cfg.run.seed,
+        "generator": format!("{} {}", generator.name(), generator.version()),
+        "config": cfg,
+        "inputs": ctx.res.input_digests.iter().map(|(f, d)| serde_json::json!({"file": f, "blake3": d})).collect::<Vec<_>>(),
+        "stage_fingerprints": fingerprints,
+        "stage_decisions": decisions,
+        "counts": {
+            "tasks": tasks,
+            "easy": vs.classes[0], "medium": vs.classes[1], "hard": vs.classes[2],
+            "users_with_preferences": vs.users,
+            "dropped": vs.dropped,
+        },
+        "test_jsonl_sha256": sha,
+    })
+}

@@ -1,0 +1,91 @@
+//! Check `poi_names`: every must/reject attraction is a POI of its city (a close spelling is
+//! snapped to the inventory name), and every food value is a food category or a dish or
+//! restaurant of its city.
+
+use super::names::{self, Match};
+use super::{Finding, Mode, Outcome, Validator, finding};
+use crate::resources::vocab;
+use crate::task::Task;
+
+/// Attractions: exact, snapped (a fix, applied in `Mode::Fix`), or unknown (a problem).
+pub(super) fn check_attractions(v: &Validator, t: &mut Task, mode: Mode, out: &mut Outcome) {
+    let task_id = t.task_id.clone();
+    for (u, entry) in t.user_preferences.iter_mut() {
+        for (city, cp) in entry.preference.city_specific_preferences.iter_mut() {
+            let Some(cid) = v.res.city_id(city) else {
+                continue;
+            };
+            for (field, list) in [
+                ("attractions.must_visit", &mut cp.attractions.must_visit),
+                ("attractions.reject_visit", &mut cp.attractions.reject_visit),
+            ] {
+                for item in list.iter_mut() {
+                    let found = |message: String| Finding {
+                        check: "poi_names",
+                        task_id: task_id.clone(),
+                        user: u.clone(),
+                        city: city.clone(),
+                        field: field.into(),
+                        item: item.clone(),
+                        message,
+                    };
+                    match v.names.lookup(cid as usize, item) {
+                        Match::Exact => {}
+                        Match::Snapped(canon, sim) => {
+                            // a snap is a fix in either mode: the name is recognisable
+                            out.fixes.push(found(format!(
+                                "snapped to inventory name {canon:?} (similarity {sim:.2})"
+                            )));
+                            if mode == Mode::Fix {
+                                *item = canon;
+                            }
+                        }
+                        Match::Unknown { best } => {
+                            let hint = best
+                                .map(|(c, s)| format!("; closest is {c:?} ({s:.2})"))
+                                .unwrap_or_default();
+                            out.problems
+                                .push(found(format!("not a POI of {city}{hint}")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Food values: a vocabulary category, or a dish / restaurant of that city's inventory.
+pub(super) fn check_food(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
+    for (u, entry) in &t.user_preferences {
+        for (city, cp) in &entry.preference.city_specific_preferences {
+            let Some(cid) = v.res.city_id(city) else {
+                continue;
+            };
+            let foods = &v.res.food[cid as usize];
+            let known = |v: &str| {
+                vocab::is_food_category(v) || foods.iter().any(|f| f.name == v) || {
+                    let nv = names::normalize(v);
+                    foods.iter().any(|f| names::normalize(&f.name) == nv)
+                }
+            };
+            for (field, list) in [
+                ("food.must_eat", &cp.food.must_eat),
+                ("food.prefer_eat", &cp.food.prefer_eat),
+                ("food.avoid_eat", &cp.food.avoid_eat),
+                ("food.reject_eat", &cp.food.reject_eat),
+            ] {
+                for item in list.iter().filter(|v| !known(v)) {
+                    out.problems.push(finding(
+                        "poi_names",
+                        t,
+                        u,
+                        city,
+                        field,
+                        item,
+                        format!("neither a food category nor a dish or restaurant of {city}"),
+                    ));
+                }
+            }
+        }
+    }
+}
