@@ -9,6 +9,7 @@ pub mod clusters;
 pub mod config;
 pub mod difficulty;
 pub mod digest;
+pub mod export;
 pub mod generate;
 pub mod ops;
 pub mod pipeline;

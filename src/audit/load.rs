@@ -22,13 +22,22 @@ fn describe(e: &serde_json::Error) -> String {
     format!("{what}: {msg} (column {})", e.column())
 }
 
-fn parse_line(raw: &[u8]) -> Option<std::result::Result<Task, String>> {
+pub(crate) fn parse_line(raw: &[u8]) -> Option<std::result::Result<Task, String>> {
     let text = raw.trim_ascii();
     if text.is_empty() {
         return None; // the release loader skips blank lines
     }
     // from_slice checks UTF-8 inside strings; anything else non-ASCII is a syntax error anyway
     Some(serde_json::from_slice::<Task>(text).map_err(|e| describe(&e)))
+}
+
+/// [`parse_line`] for a line already checked to be UTF-8 (serde then skips its own check).
+pub(crate) fn parse_text(text: &str) -> Option<std::result::Result<Task, String>> {
+    let text = text.trim_ascii();
+    if text.is_empty() {
+        return None;
+    }
+    Some(serde_json::from_str::<Task>(text).map_err(|e| describe(&e)))
 }
 
 /// Pieces of about `target` bytes that end just after a newline (or at the end).

@@ -4,8 +4,9 @@
 //!     cargo run --release --bin gtb-bench [-- --large]   (--large adds the 100,000-task runs)
 //!
 //! Sections: prepare+sample, full build and all-fresh rebuild (650; 100,000 with --large),
-//! audit of the built file, validation against a 338,000-POI inventory, and the LLM generate
-//! stage against a loopback server answering in a fixed 200 ms at concurrency 64.
+//! audit of the built file, `gtb export --format hf` of the built split (wall, peak memory of its
+//! own process, Parquet size against JSONL), validation against a 338,000-POI inventory, and the
+//! LLM generate stage against a loopback server answering in a fixed 200 ms at concurrency 64.
 
 use gtb::config::Config;
 use std::time::Instant;
@@ -35,6 +36,12 @@ fn cfg(n: usize, dir: &std::path::Path) -> Config {
 }
 
 fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, split_dir, out] = args.as_slice()
+        && flag == EXPORT_CHILD
+    {
+        return export_child(split_dir.as_ref(), out.as_ref());
+    }
     let large = std::env::args().any(|a| a == "--large");
     let dir = std::env::temp_dir().join(format!("gtb-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -84,10 +91,66 @@ fn main() -> anyhow::Result<()> {
             t.elapsed().as_secs_f64(),
             peak_rss_mib()
         );
+        export_split(&c.run.out, &dir.join("export"), n)?;
     }
     validate_at_scale(&dir)?;
     llm_generate_stage(&dir)?;
     std::fs::remove_dir_all(&dir).ok();
+    Ok(())
+}
+
+/// The hidden argument that makes this binary run one export and report on it.
+const EXPORT_CHILD: &str = "--export-child";
+
+/// Run in a process of its own, so that its peak memory is the export's alone.
+fn export_child(split_dir: &std::path::Path, out: &std::path::Path) -> anyhow::Result<()> {
+    use gtb::ops::export::{ExportFormat, ExportOptions, export};
+    let t = Instant::now();
+    let s = export(&ExportOptions::new(split_dir, ExportFormat::Hf, out))?;
+    let parquet: u64 = s.files.iter().map(|f| f.bytes).sum();
+    let jsonl: u64 = s.splits.iter().map(|x| x.source_bytes).sum();
+    println!(
+        "{:.3} {} {parquet} {jsonl} {:.0}",
+        t.elapsed().as_secs_f64(),
+        s.files.len(),
+        peak_rss_mib()
+    );
+    Ok(())
+}
+
+/// `gtb export --format hf` of a built split: wall time, peak RSS, Parquet against JSONL.
+fn export_split(
+    split_dir: &std::path::Path,
+    out: &std::path::Path,
+    n: usize,
+) -> anyhow::Result<()> {
+    let o = std::process::Command::new(std::env::current_exe()?)
+        .arg(EXPORT_CHILD)
+        .arg(split_dir)
+        .arg(out)
+        .output()?;
+    anyhow::ensure!(
+        o.status.success(),
+        "export failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let f: Vec<f64> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(f64::NAN))
+        .collect();
+    anyhow::ensure!(f.len() == 5, "unexpected child output: {text}");
+    let mb = |b: f64| b / 1e6;
+    println!(
+        "export hf n={n}: {:.3}s wall, {} file(s), Parquet {:.1} MB vs JSONL {:.1} MB ({:.1} %), peak RSS {:.0} MiB",
+        f[0],
+        f[1],
+        mb(f[2]),
+        mb(f[3]),
+        100.0 * f[2] / f[3],
+        f[4]
+    );
+    std::fs::remove_dir_all(out).ok();
     Ok(())
 }
 

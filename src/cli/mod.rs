@@ -205,6 +205,23 @@ pub enum Command {
         #[arg(long)]
         skip_bad: bool,
     },
+    /// Export a build's splits as Parquet, or as a Hugging Face dataset (Parquet + card)
+    Export {
+        /// Build output folder (test.jsonl + manifest.json), the --splits layout, or a JSONL file
+        split_dir: PathBuf,
+        /// parquet: DIR/<split>.parquet; hf: DIR/data/<split>-*.parquet + DIR/README.md
+        #[arg(long, value_enum, default_value_t = ops::export::ExportFormat::Hf)]
+        format: ops::export::ExportFormat,
+        /// Output folder (new, empty, or an earlier export, which is replaced)
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Licence id written in the dataset card
+        #[arg(long, default_value = ops::export::DEFAULT_LICENSE)]
+        license: String,
+        /// hf: rows per Parquet file
+        #[arg(long, default_value_t = ops::export::DEFAULT_ROWS_PER_FILE)]
+        rows_per_file: u64,
+    },
 }
 
 fn load_config(cli: &Cli) -> Result<Config> {
@@ -354,6 +371,29 @@ fn run(cli: Cli) -> Result<()> {
                     eprintln!("audit -> {}", p.display());
                 }
                 None => print!("{}", o.text),
+            }
+        }
+        Command::Export {
+            split_dir,
+            format,
+            out,
+            license,
+            rows_per_file,
+        } => {
+            let opts = ops::export::ExportOptions {
+                license,
+                rows_per_file,
+                ..ops::export::ExportOptions::new(&split_dir, format, &out)
+            };
+            let s = ops::export::export(&opts)?;
+            for f in &s.files {
+                println!(
+                    "{}: {} rows -> {} ({} bytes)",
+                    f.split,
+                    f.rows,
+                    out.join(&f.path).display(),
+                    f.bytes
+                );
             }
         }
         Command::Validate { file } => {

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod build;
+pub mod export;
 pub mod sinks;
 
 pub use build::{BuildPlan, BuildSummary, build};

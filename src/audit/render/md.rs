@@ -121,6 +121,26 @@ fn comparison(out: &mut String, c: &Comparison) {
     }
 }
 
+/// The audit's headline, for a dataset card: the figures beside the reference's, the distance
+/// of each distribution, and the conflict shares (no per-category tables).
+pub fn headline(a: &Audit) -> String {
+    let mut out = String::new();
+    match &a.comparison {
+        Some(c) => {
+            let _ = writeln!(out, "Figures against {}:\n", c.reference);
+            out.push_str(&table(&scalar_table(c)));
+            out.push_str(
+                "Total variation distance (TVD, 0 = same shares) of each distribution:\n\n",
+            );
+            out.push_str(&table(&distance_table(c)));
+        }
+        None => out.push_str(&table(&user_table(&a.report))),
+    }
+    out.push_str("Conflicts (one member's must item is another member's reject item):\n\n");
+    out.push_str(&table(&conflict_table(&a.report)));
+    out
+}
+
 pub fn render(a: &Audit) -> String {
     let mut out = String::new();
     report(&mut out, &a.report);

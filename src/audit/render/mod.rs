@@ -41,6 +41,11 @@ impl Format {
     }
 }
 
+/// The audit's headline figures as Markdown (for the dataset card of `gtb export`).
+pub fn headline_md(audit: &Audit) -> String {
+    md::headline(audit)
+}
+
 /// "33.1 %", or "—" when undefined.
 pub(crate) fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "—".to_string(), |x| format!("{:.1} %", 100.0 * x))
