@@ -90,11 +90,7 @@ fn write_shuffled(ctx: &Split) -> Result<(String, usize)> {
         }
         Ok(())
     })?;
-    let sha = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha = crate::digest::hex(&hasher.finalize());
     Ok((sha, spans.len()))
 }
 
