@@ -6,7 +6,9 @@
 //!
 //! Faults: `--fault 429=0.1 --fault 500=0.1 --fault timeout=0.05 --fault truncated=0.05
 //! --fault malformed_body=0.05 --fault malformed_json=0.1 --fault hallucinated=0.1
-//! --fault bad_mode=0.05 --fault injection=0.1 --fault fenced=0.2` (shares of requests).
+//! --fault bad_mode=0.05 --fault injection=0.1 --fault fenced=0.2 --fault prose_braces=0.1
+//! --fault content_parts=0.1 --fault foreign_food=0.1` (shares of requests); `--rate-limit 4` is an
+//! honest 4 requests/s limit (429 with a Retry-After that suffices).
 
 use clap::Parser;
 use gtb::generate::llm::fake::{FakeConfig, FakeServer, Faults};
@@ -42,6 +44,18 @@ struct Args {
     /// The first new requests get one enabled fault kind each (every kind is seen at least once)
     #[arg(long)]
     each_kind_first: bool,
+    /// Honest rate limit, requests per second (0 = none)
+    #[arg(long, default_value_t = 0.0)]
+    rate_limit: f64,
+    /// Answer 400 to max_tokens, asking for max_completion_tokens (OpenAI reasoning models)
+    #[arg(long)]
+    reject_max_tokens: bool,
+    /// Answer 401 unless this header is sent, "Name: value" (Azure: "api-key: KEY")
+    #[arg(long, value_name = "NAME: VALUE")]
+    require_header: Option<String>,
+    /// Answer 404 unless this query parameter is on the URL (Azure: api-version=2024-10-21)
+    #[arg(long, value_name = "NAME=VALUE")]
+    require_query: Option<String>,
     /// Stop after this many seconds (0 = run until killed)
     #[arg(long, default_value_t = 0)]
     exit_after: u64,
@@ -55,6 +69,14 @@ fn main() -> anyhow::Result<()> {
         reject_json_schema: a.reject_json_schema,
         require_key: a.require_key,
         each_kind_first: a.each_kind_first,
+        rate_limit_per_sec: a.rate_limit,
+        reject_max_tokens: a.reject_max_tokens,
+        require_header: a
+            .require_header
+            .as_deref()
+            .and_then(|h| h.split_once(':'))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string())),
+        require_query: a.require_query,
         ..Default::default()
     };
     for spec in &a.faults {
@@ -84,7 +106,7 @@ fn main() -> anyhow::Result<()> {
         if n != last {
             let faults = server.stats.faults.lock().unwrap().clone();
             eprintln!(
-                "gtb-fake-llm: {n} requests, {} completions, max in flight {}, faults {faults:?}",
+                "gtb-fake-llm: {n} requests, {} completions, max in flight {}, early (inside a Retry-After) {}, faults {faults:?}",
                 server
                     .stats
                     .completions
@@ -92,6 +114,10 @@ fn main() -> anyhow::Result<()> {
                 server
                     .stats
                     .max_in_flight
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                server
+                    .stats
+                    .early_requests
                     .load(std::sync::atomic::Ordering::Relaxed)
             );
             last = n;

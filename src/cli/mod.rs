@@ -47,6 +47,36 @@ pub struct LlmArgs {
     /// Environment variable that holds the API key (default OPENAI_API_KEY)
     #[arg(long, value_name = "NAME", help_heading = "LLM generator")]
     pub api_key_env: Option<String>,
+    /// Send the key as is in this header instead of `Authorization: Bearer` (Azure: api-key)
+    #[arg(long, value_name = "NAME", help_heading = "LLM generator")]
+    pub api_key_header: Option<String>,
+    /// Extra request header "Name: value" (repeatable); values are never recorded, and enter
+    /// cache keys only as a digest
+    #[arg(
+        long = "header",
+        value_name = "NAME: VALUE",
+        help_heading = "LLM generator"
+    )]
+    pub headers: Vec<String>,
+    /// Extra query parameter name=value of every request (repeatable; Azure: api-version=2024-10-21)
+    #[arg(long, value_name = "NAME=VALUE", help_heading = "LLM generator")]
+    pub query: Vec<String>,
+    /// JSON object merged into every request body, e.g. '{"enable_thinking": false}' (Qwen3 on
+    /// DashScope) or '{"chat_template_kwargs": {"enable_thinking": false}}' (vLLM)
+    #[arg(long, value_name = "JSON", help_heading = "LLM generator")]
+    pub extra_body: Option<String>,
+    /// Body field of the completion budget: auto | max_tokens | max_completion_tokens (OpenAI
+    /// reasoning models); auto switches when the server asks for max_completion_tokens
+    #[arg(long, value_name = "FIELD", help_heading = "LLM generator")]
+    pub max_tokens_param: Option<String>,
+    /// Seconds the run may spend paused by rate limits (HTTP 429, Retry-After honoured) before
+    /// it stops with a resumable error (default 3600); a rate limit never changes the output
+    #[arg(long, value_name = "SECS", help_heading = "LLM generator")]
+    pub rate_limit_budget: Option<u64>,
+    /// Ask the server again for cached replies that the checks reject (a plain rerun replays
+    /// them); the new replies replace them in the cache
+    #[arg(long, help_heading = "LLM generator")]
+    pub refresh_rejected: bool,
     /// Sampling temperature
     #[arg(long, help_heading = "LLM generator")]
     pub temperature: Option<f64>,
@@ -88,6 +118,13 @@ impl LlmArgs {
             model,
             base_url,
             api_key_env,
+            api_key_header,
+            headers,
+            query,
+            extra_body,
+            max_tokens_param,
+            rate_limit_budget,
+            refresh_rejected,
             temperature,
             max_tokens,
             response_format,
@@ -108,6 +145,23 @@ impl LlmArgs {
         }
         if let Some(v) = api_key_env {
             l.api_key_env = v;
+        }
+        if let Some(v) = api_key_header {
+            l.api_key_header = v;
+        }
+        l.headers.extend(headers);
+        l.query.extend(query);
+        if let Some(v) = extra_body {
+            l.extra_body = v;
+        }
+        if let Some(v) = max_tokens_param {
+            l.max_tokens_param = v;
+        }
+        if let Some(v) = rate_limit_budget {
+            l.rate_limit_budget_secs = v;
+        }
+        if refresh_rejected {
+            l.refresh_rejected = true;
         }
         if let Some(v) = temperature {
             l.temperature = v;

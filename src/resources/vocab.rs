@@ -202,11 +202,60 @@ pub const FOOD_CATEGORIES: &[&str] = &[
     "肉类",
 ];
 
+/// Food categories found in every Chinese city: national formats and chains, and the four
+/// cuisines served nationwide. They are valid food preferences in any city; every other value
+/// must be one of the destination city's own (a name or category of its food rows), so a
+/// regional speciality (重庆火锅, 肠粉, 小龙虾, 过桥米线, ...) is valid only where the city's
+/// rows list it. The LLM prompt states the same rule (`food_anywhere`); `validate::food` applies
+/// it for the validator and the reply parser alike.
+pub const FOOD_ANYWHERE: &[&str] = &[
+    "中餐",
+    "家常菜",
+    "农家菜",
+    "私房菜",
+    "创意菜",
+    "综合酒楼",
+    "素菜馆",
+    "清真菜",
+    "特色/地方风味餐厅",
+    "川菜",
+    "湘菜",
+    "粤菜",
+    "东北菜",
+    "火锅",
+    "小火锅",
+    "烧烤",
+    "烤肉",
+    "烤串",
+    "烤鱼",
+    "串串香",
+    "麻辣烫",
+    "砂锅",
+    "面馆",
+    "小吃快餐",
+    "中式快餐",
+    "西式快餐",
+    "特色小吃",
+    "美食街",
+    "大排档",
+    "自助餐",
+    "日本料理",
+    "韩国料理",
+    "西餐厅(综合风味)",
+    "披萨",
+    "咖啡",
+    "奶茶/茶饮",
+    "餐饮",
+];
+
 pub fn is_attraction_category(s: &str) -> bool {
     ATTRACTION_CATEGORIES.contains(&s)
 }
 pub fn is_food_category(s: &str) -> bool {
     FOOD_CATEGORIES.contains(&s)
+}
+pub fn is_food_anywhere(s: &str) -> bool {
+    FOOD_ANYWHERE.contains(&s)
 }
 pub fn is_hotel_category(s: &str) -> bool {
     HOTEL_CATEGORIES.contains(&s)

@@ -5,6 +5,7 @@
 
 mod certificate;
 mod contradictions;
+pub mod food;
 mod format;
 pub mod names;
 mod poi_names;

@@ -1,10 +1,9 @@
 //! Check `poi_names`: every must/reject attraction is a POI of its city (a close spelling is
-//! snapped to the inventory name), and every food value is a food category or a dish or
-//! restaurant of its city.
+//! snapped to the inventory name), and every food value is one its city accepts
+//! (`super::food`: the city's own, or a category found everywhere).
 
-use super::names::{self, Match};
-use super::{Finding, Mode, Outcome, Validator, finding};
-use crate::resources::vocab;
+use super::names::Match;
+use super::{Finding, Mode, Outcome, Validator, finding, food};
 use crate::task::Task;
 
 /// Attractions: exact, snapped (a fix, applied in `Mode::Fix`), or unknown (a problem).
@@ -54,7 +53,8 @@ pub(super) fn check_attractions(v: &Validator, t: &mut Task, mode: Mode, out: &m
     }
 }
 
-/// Food values: a vocabulary category, or a dish / restaurant of that city's inventory.
+/// Food values: the city's own (names and categories of its rows) or a category found
+/// everywhere; a speciality of another city is a problem.
 pub(super) fn check_food(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
     for (u, entry) in &t.user_preferences {
         for (city, cp) in &entry.preference.city_specific_preferences {
@@ -62,12 +62,7 @@ pub(super) fn check_food(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Out
                 continue;
             };
             let foods = &v.res.food[cid as usize];
-            let known = |v: &str| {
-                vocab::is_food_category(v) || foods.iter().any(|f| f.name == v) || {
-                    let nv = names::normalize(v);
-                    foods.iter().any(|f| names::normalize(&f.name) == nv)
-                }
-            };
+            let known = |v: &str| food::allowed(foods, v);
             for (field, list) in [
                 ("food.must_eat", &cp.food.must_eat),
                 ("food.prefer_eat", &cp.food.prefer_eat),
@@ -82,7 +77,7 @@ pub(super) fn check_food(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Out
                         city,
                         field,
                         item,
-                        format!("neither a food category nor a dish or restaurant of {city}"),
+                        format!("not a food value of {city}: neither a name or category of its food rows nor a category found in every city"),
                     ));
                 }
             }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Shares of requests that get each fault (transport faults on the first sight of a body,
@@ -40,13 +40,31 @@ pub struct Faults {
     pub quota_exhausted: bool,
     /// every reply's lines are garbage (a model that never gets them right)
     pub always_bad_messages: bool,
+    /// the lines are garbage on the first sight of every request body, good when the same
+    /// request is asked again (a flaky model: a re-ask of a cached bad reply gets a good one)
+    pub bad_messages_first_sight: bool,
     /// the first new requests get one enabled fault kind each, in a fixed order, so that every
     /// kind is seen however few requests a test sends (later ones draw by rate)
     pub each_kind_first: bool,
+    /// an honest rate limit of this many requests per second (0 = none): a request over it
+    /// gets 429 with a Retry-After (whole seconds) that is enough for a slot to free
+    pub rate_limit_per_sec: f64,
+    /// prose with braces of its own before unfenced JSON
+    pub rate_prose_braces: f64,
+    /// `content` as a list of text parts instead of a string
+    pub rate_content_parts: f64,
+    /// a food value of another city (a speciality the city's candidates do not list)
+    pub rate_foreign_food: f64,
+    /// 400 to `max_tokens` (as OpenAI's reasoning models answer), asking for max_completion_tokens
+    pub reject_max_tokens: bool,
+    /// 401 unless this header (name, value) is sent
+    pub require_header: Option<(String, String)>,
+    /// 404 unless this query parameter (`name=value`) is on the URL
+    pub require_query: Option<String>,
 }
 
 /// Fault kinds in the order `each_kind_first` forces them.
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 13] = [
     "429",
     "500",
     "timeout",
@@ -57,6 +75,9 @@ const KINDS: [&str; 10] = [
     "injection",
     "malformed_json",
     "fenced",
+    "prose_braces",
+    "content_parts",
+    "foreign_food",
 ];
 
 impl Faults {
@@ -73,6 +94,9 @@ impl Faults {
             "injection" => &mut self.rate_injection,
             "malformed_json" => &mut self.rate_malformed_json,
             "fenced" => &mut self.rate_fenced,
+            "prose_braces" => &mut self.rate_prose_braces,
+            "content_parts" => &mut self.rate_content_parts,
+            "foreign_food" => &mut self.rate_foreign_food,
             _ => return None,
         })
     }
@@ -119,9 +143,86 @@ pub struct FakeStats {
     seen_bodies: Mutex<HashMap<u64, u64>>,
     /// distinct request bodies seen so far
     new_bodies: AtomicU64,
+    /// requests that arrived inside a Retry-After pause announced by an earlier 429, more than
+    /// `PAUSE_GRACE` after that 429 was sent (requests already in flight then are not counted)
+    pub early_requests: AtomicU64,
+    /// the latest announced pause: (when its 429 was sent, when it ends)
+    pause: Mutex<Option<(Instant, Instant)>>,
+    /// the honest rate limit's bucket: (tokens, last refill)
+    bucket: Mutex<Option<(f64, Instant)>>,
+    /// request targets seen (path and query), distinct
+    pub targets: Mutex<Vec<String>>,
+    /// top-level body members seen, with their JSON values, counted
+    pub body_members: Mutex<HashMap<String, u64>>,
+    /// names of the request headers seen (lower case), distinct
+    pub header_names: Mutex<Vec<String>>,
 }
 
+/// Requests that reach the server this soon after a 429 may have been sent before the client
+/// read it: they do not count as early.
+pub const PAUSE_GRACE: Duration = Duration::from_millis(50);
+
 impl FakeStats {
+    /// Book a request's arrival against the latest announced pause.
+    fn arrived(&self) {
+        let now = Instant::now();
+        if let Some((sent, until)) = *self.pause.lock().unwrap()
+            && now > sent + PAUSE_GRACE
+            && now < until
+        {
+            self.early_requests.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    /// A 429 that asks for `wait` is being sent now.
+    fn announce(&self, wait: Duration) {
+        let now = Instant::now();
+        let mut p = self.pause.lock().unwrap();
+        let until = now + wait;
+        if p.is_none_or(|(_, u)| u < until) {
+            *p = Some((now, until));
+        }
+    }
+    /// The honest limiter: None when the request may pass, else how long until a slot frees
+    /// (rounded up to whole seconds, as `Retry-After` carries them).
+    fn over_limit(&self, per_sec: f64) -> Option<Duration> {
+        if per_sec <= 0.0 {
+            return None;
+        }
+        let cap = per_sec.max(1.0);
+        let now = Instant::now();
+        let mut b = self.bucket.lock().unwrap();
+        let (tokens, last) = b.get_or_insert((cap, now));
+        *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * per_sec).min(cap);
+        *last = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            return None;
+        }
+        let secs = ((1.0 - *tokens) / per_sec).ceil().max(1.0);
+        Some(Duration::from_secs_f64(secs))
+    }
+    fn record(&self, req: &Req) {
+        let mut t = self.targets.lock().unwrap();
+        if !t.contains(&req.path) {
+            t.push(req.path.clone());
+        }
+        drop(t);
+        let mut h = self.header_names.lock().unwrap();
+        for k in req.headers.keys() {
+            if !h.contains(k) {
+                h.push(k.clone());
+            }
+        }
+        drop(h);
+        if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&req.body) {
+            let mut seen = self.body_members.lock().unwrap();
+            for (k, v) in m {
+                if k != "messages" && k != "response_format" {
+                    *seen.entry(format!("{k}={v}")).or_default() += 1;
+                }
+            }
+        }
+    }
     pub fn fault_count(&self, k: &str) -> u64 {
         self.faults.lock().unwrap().get(k).copied().unwrap_or(0)
     }
@@ -312,6 +413,8 @@ async fn serve(
     let mut buf = Vec::new();
     while let Some(req) = read_req(&mut sock, &mut buf).await? {
         st.requests.fetch_add(1, Ordering::Relaxed);
+        st.arrived();
+        st.record(&req);
         // Counted while the request is being worked on, not while its reply is written: the
         // client may legitimately send its next request before this task gets to run again.
         let now = st.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
@@ -333,7 +436,12 @@ async fn serve(
             tokio::time::sleep(cfg.latency).await;
         }
         drop(working);
-        if req.method != "POST" || !req.path.ends_with("/chat/completions") {
+        let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
+        let query_ok = f
+            .require_query
+            .as_ref()
+            .is_none_or(|q| query.split('&').any(|kv| kv == q));
+        if req.method != "POST" || !path.ends_with("/chat/completions") || !query_ok {
             respond(
                 &mut sock,
                 404,
@@ -349,6 +457,26 @@ async fn serve(
         {
             st.fault("401");
             respond(&mut sock, 401, &[], br#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}"#, false).await?;
+            continue;
+        }
+        if let Some((name, value)) = &f.require_header
+            && req.headers.get(&name.to_ascii_lowercase()) != Some(value)
+        {
+            st.fault("401");
+            respond(&mut sock, 401, &[], br#"{"error": {"message": "Access denied due to invalid subscription key", "code": "401"}}"#, false).await?;
+            continue;
+        }
+        if let Some(wait) = st.over_limit(f.rate_limit_per_sec) {
+            st.fault("rate_limit");
+            st.announce(wait);
+            respond(
+                &mut sock,
+                429,
+                &[("retry-after", wait.as_secs().to_string())],
+                br#"{"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}}"#,
+                false,
+            )
+            .await?;
             continue;
         }
         if f.quota_exhausted {
@@ -374,6 +502,11 @@ async fn serve(
             .unwrap_or("none")
             .to_string();
         *st.formats.lock().unwrap().entry(rf.clone()).or_default() += 1;
+        if f.reject_max_tokens && body.get("max_tokens").is_some() {
+            st.fault("reject_max_tokens");
+            respond(&mut sock, 400, &[], br#"{"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}"#, false).await?;
+            continue;
+        }
         if f.reject_json_schema && rf == "json_schema" {
             st.fault("reject_json_schema");
             respond(&mut sock, 400, &[], br#"{"error": {"message": "response_format json_schema is not supported by this server"}}"#, false).await?;
@@ -399,6 +532,7 @@ async fn serve(
             };
             if pick(f.rate_429, "429") {
                 st.fault("429");
+                st.announce(Duration::from_secs(f.retry_after_secs));
                 respond(
                     &mut sock,
                     429,
@@ -426,7 +560,12 @@ async fn serve(
             }
             if pick(f.rate_truncated_body, "truncated") {
                 st.fault("truncated_body");
-                let full = completion(&body, &answer(&body, f, h, &key_text, None).0, h);
+                let full = completion(
+                    &body,
+                    &answer(&body, f, h, &key_text, None, sight).0,
+                    h,
+                    false,
+                );
                 respond(&mut sock, 200, &[], full.as_bytes(), true)
                     .await
                     .ok();
@@ -445,7 +584,18 @@ async fn serve(
                 continue;
             }
         }
-        let (content, applied) = answer(&body, f, h, &key_text, forced);
+        let (content, mut applied) = answer(&body, f, h, &key_text, forced, sight);
+        let first_turn = arr(&body, "messages").len() <= 2;
+        let parts = first_turn
+            && match forced {
+                Some(k) => k == "content_parts",
+                None => {
+                    f.rate_content_parts > 0.0 && draw(h, "content_parts") < f.rate_content_parts
+                }
+            };
+        if parts {
+            applied.push("content_parts");
+        }
         for k in applied {
             st.fault(k);
         }
@@ -454,7 +604,7 @@ async fn serve(
             &mut sock,
             200,
             &[],
-            completion(&body, &content, h).as_bytes(),
+            completion(&body, &content, h, parts).as_bytes(),
             false,
         )
         .await?;
@@ -462,8 +612,8 @@ async fn serve(
     Ok(())
 }
 
-/// The chat.completion envelope.
-fn completion(req: &Value, content: &str, h: u64) -> String {
+/// The chat.completion envelope; `parts`: the content as a list of text parts.
+fn completion(req: &Value, content: &str, h: u64, parts: bool) -> String {
     let prompt_chars: usize = req
         .get("messages")
         .and_then(|m| m.as_array())
@@ -479,6 +629,15 @@ fn completion(req: &Value, content: &str, h: u64) -> String {
         })
         .unwrap_or(0);
     let completion_tokens = content.chars().count() / 2 + 1;
+    let content = if parts {
+        let cut = content
+            .char_indices()
+            .nth(content.chars().count() / 2)
+            .map_or(content.len(), |(i, _)| i);
+        json!([{"type": "text", "text": &content[..cut]}, {"type": "text", "text": &content[cut..]}])
+    } else {
+        Value::String(content.to_string())
+    };
     json!({
         "id": format!("chatcmpl-fake-{h:016x}"),
         "object": "chat.completion",
@@ -509,6 +668,7 @@ fn answer(
     h: u64,
     key: &str,
     forced: Option<&str>,
+    sight: u64,
 ) -> (String, Vec<&'static str>) {
     let mut applied = Vec::new();
     let msgs = arr(req, "messages");
@@ -545,6 +705,10 @@ fn answer(
         .and_then(|b| b.as_u64())
         .unwrap_or(1000);
     let days = ctx.get("days").and_then(|d| d.as_u64()).unwrap_or(3);
+    let foreign_food = pick(f.rate_foreign_food, "foreign_food");
+    if foreign_food {
+        applied.push("foreign_food");
+    }
     let hallucinate = pick(f.rate_hallucinated, "hallucinated");
     let bad_mode = pick(f.rate_bad_mode, "bad_mode");
     if hallucinate {
@@ -588,7 +752,9 @@ fn answer(
                 vec![]
             };
             let fb = n(&format!("f{mi}{ci}"), foods.len().max(1));
-            let must_eat: Vec<String> = if foods.is_empty() {
+            let must_eat: Vec<String> = if foreign_food && mi == 0 && ci == 0 {
+                vec![foreign_value(&ctx, &foods)]
+            } else if foods.is_empty() {
                 vec![]
             } else {
                 vec![fv(fb)]
@@ -659,7 +825,7 @@ fn answer(
         let b = budgets.get(u).copied().unwrap_or(min_budget);
         let place = musts.get(u).cloned().unwrap_or_default();
         let mut text = format!("我这边人均不能超过 {b} 元，这是底线。{place}我非去不可！");
-        if f.always_bad_messages {
+        if f.always_bad_messages || (f.bad_messages_first_sight && sight == 1) {
             text = "ok".into();
         }
         lines.insert(u.clone(), Value::String(text));
@@ -688,6 +854,15 @@ fn answer(
         let cut: String = out.chars().take(out.chars().count() / 2).collect();
         return (cut, applied);
     }
+    if pick(f.rate_prose_braces, "prose_braces") {
+        applied.push("prose_braces");
+        return (
+            format!(
+                "好的，我按 {{成员}} 的顺序给出 {{preferences, initial_messages}}：\n{out}\n以上。"
+            ),
+            applied,
+        );
+    }
     if pick(f.rate_fenced, "fenced") {
         applied.push("fenced");
         return (
@@ -696,4 +871,15 @@ fn answer(
         );
     }
     (out, applied)
+}
+
+/// A food value the city does not accept: a speciality of the release's vocabulary that is
+/// neither among the city's candidates nor a category found everywhere.
+fn foreign_value(ctx: &Value, foods: &[&Value]) -> String {
+    let anywhere: Vec<String> = arr(ctx, "food_anywhere").iter().map(|v| s(v)).collect();
+    ["重庆火锅", "肠粉", "小龙虾", "过桥米线", "大盘鸡", "沙茶面"]
+        .iter()
+        .map(|v| v.to_string())
+        .find(|v| !anywhere.contains(v) && !foods.iter().any(|x| s(&x["value"]) == *v))
+        .unwrap_or_else(|| "重庆火锅".into())
 }

@@ -57,6 +57,7 @@ struct Inner {
     stats: Arc<Stats>,
     max_corrections: u32,
     message_fallback: bool,
+    refresh_rejected: bool,
     rejections: Mutex<Vec<Value>>,
 }
 
@@ -71,17 +72,165 @@ enum JobOut {
     Rejected(GenError),
 }
 
-/// The base URL without credentials (for records).
+/// Query parameter names whose values are secrets (`api-key`, `token`, `sig`, ...).
+fn secret_query_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["key", "token", "secret", "sig", "password", "auth"]
+        .iter()
+        .any(|k| n.contains(k))
+}
+
+/// The user-info part of a URL (`user:pw` of `https://user:pw@host/...`), if any.
+fn user_info(url: &str) -> Option<(&str, &str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (info, host) = rest.split_once('@')?;
+    // an @ after the first slash belongs to the path, not to the authority
+    (!info.contains('/')).then_some((scheme, info, host))
+}
+
+/// A URL as records show it: no credentials, secret-looking query values redacted.
 pub fn public_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((_, host)) if !host.contains('/') || rest.find('@') < rest.find('/') => {
-                format!("{scheme}://{host}")
-            }
-            _ => url.to_string(),
-        },
+    let bare = match user_info(url) {
+        Some((scheme, _, host)) => format!("{scheme}://{host}"),
         None => url.to_string(),
+    };
+    match bare.split_once('?') {
+        Some((base, q)) => {
+            let q: Vec<String> = q
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if secret_query_name(k) => format!("{k}=[REDACTED]"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{base}?{}", q.join("&"))
+        }
+        None => bare,
     }
+}
+
+/// The secrets a URL carries: user and password, values of secret-looking query parameters.
+pub fn url_secrets(url: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    if let Some((_, info, _)) = user_info(url) {
+        out.extend(info.split(':'));
+    }
+    if let Some((_, q)) = url.split_once('?') {
+        out.extend(
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .filter(|(k, _)| secret_query_name(k))
+                .map(|(_, v)| v),
+        );
+    }
+    out
+}
+
+/// The chat-completions URL of a base URL (`…/v1`, or the full `…/chat/completions`), with its
+/// own query and the extra parameters (`name=value`) appended.
+fn endpoint(base_url: &str, query: &[String]) -> Result<String> {
+    let (base, own) = match base_url.trim().split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (base_url.trim(), None),
+    };
+    let base = base.trim_end_matches('/');
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        bail!(
+            "llm.base_url must start with http:// or https://, got {:?}",
+            public_url(base)
+        );
+    }
+    let mut url = if base.ends_with("/chat/completions") {
+        base.to_string()
+    } else {
+        format!("{base}/chat/completions")
+    };
+    let mut params: Vec<&str> = own.into_iter().filter(|q| !q.is_empty()).collect();
+    for q in query {
+        let ok = q.split_once('=').is_some_and(|(k, v)| {
+            !k.trim().is_empty() && !q.contains(char::is_whitespace) && !v.contains('&')
+        });
+        if !ok {
+            bail!(
+                "--query / llm.query {:?} is not name=value (no spaces or &)",
+                public_url(&format!("http://x/?{q}")).trim_start_matches("http://x/?")
+            );
+        }
+        params.push(q);
+    }
+    if !params.is_empty() {
+        url.push('?');
+        url.push_str(&params.join("&"));
+    }
+    Ok(url)
+}
+
+/// Extra headers from `"Name: value"`; headers gtb sets itself are refused.
+fn headers(specs: &[String], key_header: &str) -> Result<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for spec in specs {
+        let Some((name, value)) = spec.split_once(':') else {
+            bail!(
+                "--header / llm.headers: an entry has no ':' (expected \"Name: value\"); it is not shown, header values may be secrets"
+            );
+        };
+        let (name, value) = (name.trim(), value.trim());
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+            || reqwest::header::HeaderValue::from_str(value).is_err()
+        {
+            bail!(
+                "--header {name:?}: not a valid header name, or its value holds characters a header cannot carry"
+            );
+        }
+        let lower = name.to_ascii_lowercase();
+        if ["content-type", "content-length", "host"].contains(&lower.as_str())
+            || lower == key_header.to_ascii_lowercase()
+            || out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            bail!("--header {name:?}: gtb sets this header itself, or it is given twice");
+        }
+        out.push((name.to_string(), value.to_string()));
+    }
+    Ok(out)
+}
+
+/// Body members gtb writes itself: --extra-body may not override them.
+const OWN_BODY_KEYS: [&str; 8] = [
+    "model",
+    "messages",
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "response_format",
+    "stream",
+];
+
+/// `--extra-body` as body members (`,"k":v,…`, in the given order).
+fn extra_body(text: &str) -> Result<String> {
+    if text.trim().is_empty() {
+        return Ok(String::new());
+    }
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("--extra-body / llm.extra_body is not JSON: {e}"))?;
+    let Value::Object(m) = v else {
+        bail!(
+            "--extra-body / llm.extra_body must be a JSON object, like '{{\"enable_thinking\": false}}'"
+        );
+    };
+    let mut out = String::new();
+    for (k, v) in &m {
+        if OWN_BODY_KEYS.contains(&k.as_str()) {
+            bail!(
+                "--extra-body: {k:?} is set by gtb (use --model, --temperature, --max-tokens, --max-tokens-param, --response-format); streaming is not supported"
+            );
+        }
+        out.push(',');
+        out.push_str(&serde_json::to_string(k).expect("string"));
+        out.push(':');
+        out.push_str(&serde_json::to_string(v).expect("JSON"));
+    }
+    Ok(out)
 }
 
 /// Fill the empty LLM settings from the environment (`OPENAI_BASE_URL`, `OPENAI_MODEL`), so
@@ -131,18 +280,29 @@ impl LlmGenerator {
         if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
             bail!("llm prices must not be negative");
         }
-        let base = l.base_url.trim().trim_end_matches('/').to_string();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
+        let endpoint = endpoint(&l.base_url, &l.query)?;
+        let headers = headers(&l.headers, &l.api_key_header)?;
+        let extra_body = extra_body(&l.extra_body)?;
+        let token_param = match l.max_tokens_param.as_str() {
+            "auto" | "max_tokens" => client::TokenParam::MaxTokens,
+            "max_completion_tokens" => client::TokenParam::MaxCompletionTokens,
+            other => bail!(
+                "llm.max_tokens_param must be auto, max_tokens or max_completion_tokens, got {other:?}"
+            ),
+        };
+        if !l.api_key_header.is_empty()
+            && reqwest::header::HeaderName::from_bytes(l.api_key_header.as_bytes()).is_err()
+        {
             bail!(
-                "llm.base_url must start with http:// or https://, got {:?}",
-                public_url(&base)
+                "--api-key-header {:?} is not a valid header name",
+                l.api_key_header
             );
         }
-        let endpoint = if base.ends_with("/chat/completions") {
-            base.clone()
-        } else {
-            format!("{base}/chat/completions")
-        };
+        if l.refresh_rejected && l.offline_replay {
+            bail!(
+                "--refresh-rejected asks the server again, --offline-replay never does: choose one"
+            );
+        }
         let key = std::env::var(&l.api_key_env)
             .ok()
             .filter(|k| !k.trim().is_empty())
@@ -155,10 +315,13 @@ impl LlmGenerator {
         }
         let prompt_version = prompt::prompts_version();
         // what shapes the output: part of the generate stage's fingerprint
+        // (header values only as a digest: they may be secrets)
         let params = json!({
             "endpoint": public_url(&endpoint), "model": l.model, "temperature": l.temperature, "max_tokens": l.max_tokens,
             "response_format": l.response_format, "send_seed": l.send_seed, "max_attractions": l.max_attractions,
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
+            "max_tokens_param": l.max_tokens_param, "extra_body": extra_body,
+            "headers": client::headers_digest(&headers),
         });
         let version = format!(
             "{prompt_version} model={} params={}",
@@ -171,9 +334,14 @@ impl LlmGenerator {
             model: l.model.clone(),
             key,
             key_env: l.api_key_env.clone(),
+            key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
+            headers,
+            extra_body,
             prompt_version,
             temperature: l.temperature,
             max_tokens: l.max_tokens,
+            token_param,
+            negotiate_token_param: l.max_tokens_param == "auto",
             send_seed: l.send_seed,
             format,
             negotiate: l.response_format == "auto",
@@ -183,6 +351,7 @@ impl LlmGenerator {
             timeout: Duration::from_secs(l.timeout_secs),
             max_retries: l.max_retries,
             backoff: Duration::from_millis(l.backoff_ms),
+            rate_limit_budget: Duration::from_secs(l.rate_limit_budget_secs),
             max_error_rate: l.max_error_rate,
             offline_replay: l.offline_replay,
         };
@@ -200,6 +369,7 @@ impl LlmGenerator {
             stats,
             max_corrections: l.max_corrections,
             message_fallback: l.message_fallback,
+            refresh_rejected: l.refresh_rejected,
             rejections: Mutex::new(Vec::new()),
         });
         Ok(LlmGenerator {
@@ -311,6 +481,9 @@ impl LlmGenerator {
             "endpoint": public_url(&self.inner.transport.s.endpoint),
             "model": self.inner.transport.s.model,
             "response_format": self.inner.transport.format().name(),
+            "max_tokens_param": self.inner.transport.token_param().name(),
+            // names only: header values may be secrets
+            "extra_headers": self.inner.transport.s.headers.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
             "cache_dir": self.cfg.cache_dir.join(cache::BUCKET),
             "offline_replay": self.cfg.offline_replay,
             "requests": {
@@ -318,6 +491,7 @@ impl LlmGenerator {
                 "failed": g(&s.failed), "http_429": g(&s.http_429), "http_5xx": g(&s.http_5xx), "http_other": g(&s.http_other),
                 "timeouts": g(&s.timeouts), "connection_errors": g(&s.connection_errors), "malformed_bodies": g(&s.malformed_bodies),
                 "format_downgrades": g(&s.format_downgrades), "final_concurrency": self.inner.transport.concurrency(),
+                "rate_limited_seconds": g(&s.rate_limited_ms) as f64 / 1000.0,
             },
             "replies": {
                 "rejected": g(&s.rejected_replies), "corrections": g(&s.corrections), "attempts_ok": g(&s.attempts_ok),
@@ -368,17 +542,46 @@ impl LlmGenerator {
         line
     }
 
+    /// Whether this run asked the generator for anything (every stage may have been reused).
+    fn did_work(&self) -> bool {
+        let s = &self.inner.stats;
+        Stats::get(&s.sent)
+            + Stats::get(&s.cached)
+            + Stats::get(&s.attempts_ok)
+            + Stats::get(&s.attempts_failed)
+            > 0
+    }
+
     /// Write `<reports>/llm_report.json` and add the accounting to the manifests this run
-    /// wrote. Called by `ops::build` after the run (also after an abort).
+    /// wrote. Called by `ops::build` after the run (also after an abort). A run that generated
+    /// nothing (every stage reused) keeps the report of the run that did, and copies that
+    /// accounting into any manifest it rewrote: report and manifest always agree.
     pub fn finish(&self, manifests: &[PathBuf]) -> Result<()> {
-        let report = self.report();
-        let text = self
-            .inner
-            .transport
-            .redact
-            .clean(&serde_json::to_string_pretty(&report)?);
-        crate::digest::write_atomic(&self.reports.join("llm_report.json"), text.as_bytes())?;
-        let mut summary = report.clone();
+        let path = self.reports.join("llm_report.json");
+        let previous = (!self.did_work())
+            .then(|| std::fs::read(&path).ok())
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        let report = match previous {
+            Some(r) => {
+                eprintln!(
+                    "llm: nothing generated in this run; {} keeps the accounting of the run that generated the data",
+                    path.display()
+                );
+                r
+            }
+            None => {
+                let r = self.report();
+                let text = self
+                    .inner
+                    .transport
+                    .redact
+                    .clean(&serde_json::to_string_pretty(&r)?);
+                crate::digest::write_atomic(&path, text.as_bytes())?;
+                r
+            }
+        };
+        let mut summary = report;
         if let Some(o) = summary.as_object_mut() {
             o.remove("rejections");
         }
@@ -454,22 +657,12 @@ impl Inner {
         let mut last_problems: Vec<String> = Vec::new();
         for turn in 0..=self.max_corrections {
             let label = format!("{task} attempt {attempt} turn {turn}");
-            let c = match self
-                .transport
-                .chat(
-                    &conv,
-                    &p.schema_json,
-                    Self::request_seed(seed, task, attempt, turn),
-                    &label,
-                )
-                .await
-            {
-                Ok(c) => c,
-                Err(CallError::Failed(m)) | Err(CallError::Fatal(m)) => {
-                    return JobOut::Failed(GenError(format!("LLM request failed: {m}")));
-                }
+            let seed = Self::request_seed(seed, task, attempt, turn);
+            let (c, parsed) = match self.ask(p, &conv, seed, &label).await {
+                Ok(x) => x,
+                Err(m) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
             };
-            let mut problems = match parse::parse(p, &c.content) {
+            let mut problems = match parsed {
                 Ok(parsed) => match parsed.messages {
                     Ok(messages) => {
                         return JobOut::Done(Generated {
@@ -506,6 +699,30 @@ impl Inner {
             self.max_corrections + 1,
             shown.join("; ")
         )))
+    }
+
+    /// One turn's reply, parsed. With `refresh_rejected`, a cached reply the checks reject is
+    /// asked for again (once), and the new reply replaces it in the cache.
+    async fn ask(
+        &self,
+        p: &prompt::TaskPrompt,
+        conv: &[Value],
+        seed: u64,
+        label: &str,
+    ) -> Result<(client::Completion, Result<parse::Parsed, Vec<String>>), String> {
+        let chat = |use_cache: bool| {
+            self.transport
+                .chat(conv, &p.schema_json, seed, label, use_cache)
+        };
+        let c = chat(true).await.map_err(CallError::message)?;
+        let parsed = parse::parse(p, &c.content);
+        let rejected = parsed.as_ref().map_or(true, |x| x.messages.is_err());
+        if !(rejected && c.cached && self.refresh_rejected) {
+            return Ok((c, parsed));
+        }
+        let c = chat(false).await.map_err(CallError::message)?;
+        let parsed = parse::parse(p, &c.content);
+        Ok((c, parsed))
     }
 
     fn reject(

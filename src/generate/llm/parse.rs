@@ -20,8 +20,12 @@ pub struct Parsed {
     pub messages: Result<Vec<Message>, Vec<String>>,
 }
 
+/// Candidate `{…}` spans tried in prose (a reply with more braces than that is not JSON).
+const MAX_SPANS: usize = 64;
+
 /// Pull the JSON object out of a reply: bare, fenced (```json), after a `<think>` block, or the
-/// outermost balanced `{...}` span.
+/// first balanced `{...}` span of the prose that parses as an object (prose may hold braces of
+/// its own before the JSON). The error says why, for the correction turn.
 pub fn extract_json(text: &str) -> Result<Value, String> {
     let mut t = text.trim();
     if let Some(end) = t.rfind("</think>") {
@@ -42,36 +46,65 @@ pub fn extract_json(text: &str) -> Result<Value, String> {
         }
         rest = &body[end + 3..];
     }
-    // the first balanced object
-    if let Some(start) = t.find('{') {
-        let bytes = t.as_bytes();
-        let (mut depth, mut in_str, mut esc) = (0i32, false, false);
-        for (i, &b) in bytes.iter().enumerate().skip(start) {
-            if in_str {
-                match b {
-                    _ if esc => esc = false,
-                    b'\\' => esc = true,
-                    b'"' => in_str = false,
-                    _ => {}
+    // balanced spans, from each opening brace in turn
+    let mut first_failure: Option<(String, String)> = None;
+    let mut spans = 0;
+    for (start, _) in t.match_indices('{') {
+        let Some(end) = balanced_end(t.as_bytes(), start) else {
+            // an object that never closes: the reply was cut off
+            return Err("回复中的 JSON 不完整（可能被截断），请输出更紧凑的完整 JSON".into());
+        };
+        match serde_json::from_str::<Value>(&t[start..=end]) {
+            Ok(v @ Value::Object(_)) => return Ok(v),
+            Ok(_) => {}
+            Err(e) => {
+                if first_failure.is_none() {
+                    let shown: String = t[start..=end].chars().take(40).collect();
+                    let msg = e.to_string();
+                    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+                    first_failure = Some((shown, msg));
                 }
-                continue;
-            }
-            match b {
-                b'"' => in_str = true,
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return serde_json::from_str::<Value>(&t[start..=i])
-                            .map_err(|e| format!("回复中的 JSON 无法解析：{e}"));
-                    }
-                }
-                _ => {}
             }
         }
-        return Err("回复中的 JSON 不完整（可能被截断），请输出更紧凑的完整 JSON".into());
+        spans += 1;
+        if spans >= MAX_SPANS {
+            break;
+        }
     }
-    Err("回复中没有 JSON 对象".into())
+    match first_failure {
+        Some((shown, msg)) => Err(format!(
+            "回复中找不到可解析的 JSON 对象：花括号内的「{shown}」不是 JSON（{msg}）。只输出一个 JSON 对象，JSON 前后不要有含花括号的文字"
+        )),
+        None => Err("回复中没有 JSON 对象".into()),
+    }
+}
+
+/// The index of the brace closing the one at `start` (strings and escapes respected).
+fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 struct Ctx<'a> {
@@ -304,22 +337,12 @@ impl Ctx<'_> {
             }
         };
         let food = |s: &str| -> Result<String, String> {
-            if vocab::EXCLUDED_FOOD_CATEGORIES.contains(&s) {
-                return Err(format!("「{s}」不能作为美食偏好"));
-            }
-            if c.food.iter().any(|x| x == s)
-                || vocab::is_food_category(s)
-                || c.food_names.contains(s)
-            {
-                return Ok(s.to_string());
-            }
-            let n = normalize(s);
-            c.food
-                .iter()
-                .chain(c.food_names.iter())
-                .find(|x| normalize(x) == n)
-                .cloned()
-                .ok_or_else(|| format!("「{s}」不在{}的美食候选中", c.name))
+            crate::validate::food::canonical(&c.foods, s).ok_or_else(|| {
+                format!(
+                    "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
+                    c.name
+                )
+            })
         };
         let must_visit = self.list(
             a.get("must_visit"),
@@ -682,6 +705,19 @@ mod tests {
         );
         assert!(extract_json("{\"a\": [1, 2").unwrap_err().contains("截断"));
         assert!(extract_json("没有").is_err());
+    }
+
+    #[test]
+    fn issue13_15_prose_with_braces_before_unfenced_json() {
+        let reply = "好的，我会按 {成员} 的顺序输出，格式为 {preferences, initial_messages}：\n{\"preferences\": {\"User1\": {}}, \"initial_messages\": {}}";
+        let v = extract_json(reply).unwrap();
+        assert!(v["preferences"]["User1"].is_object(), "{v}");
+        // nothing parses: the correction turn is told which braces and why
+        let e = extract_json("注意 {成员} 与 {键名}").unwrap_err();
+        assert!(
+            e.contains("{成员}") && e.contains("不是 JSON") && e.contains("花括号"),
+            "{e}"
+        );
     }
 
     #[test]

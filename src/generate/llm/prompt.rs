@@ -11,11 +11,11 @@ use rand::Rng;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Bump when the meaning of the prompts or of the context changes (the file digest is added).
-pub const PROMPTS_VERSION: &str = "prompts-v1";
+pub const PROMPTS_VERSION: &str = "prompts-v2";
 
 pub const SYSTEM: &str = include_str!("../../../prompts/system.md");
 pub const STRATEGY_INDEPENDENT: &str = include_str!("../../../prompts/strategy_independent.md");
@@ -74,10 +74,10 @@ pub struct CityCandidates {
     pub inventory: HashMap<String, bool>,
     /// attraction categories present in the city (excluded ones dropped)
     pub categories: Vec<String>,
-    /// food values: categories of the city's entries and its local dishes
+    /// food values offered: categories of the city's entries and its local dishes
     pub food: Vec<String>,
-    /// every food name of the city (dishes, restaurants), accepted as values too
-    pub food_names: HashSet<String>,
+    /// the city's food rows: what a reply's food values are checked against (`validate::food`)
+    pub foods: Vec<crate::resources::Food>,
 }
 
 /// The grounding of one city for one set of open attractions, shared by every task that
@@ -319,6 +319,7 @@ pub fn build(
         modes_on_every_leg: res.modes_on_all_legs(ctx.hub, &ctx.cities),
         min_budget,
         city_candidates,
+        food_anywhere: vocab::FOOD_ANYWHERE,
         conflict_plan: conflict_plan(ctx, &members, conflicts),
         previous_attempt_feedback: feedback,
     };
@@ -366,6 +367,7 @@ struct Context<'a> {
     modes_on_every_leg: Vec<&'static str>,
     min_budget: u32,
     city_candidates: IndexMap<&'a str, &'a RawValue>,
+    food_anywhere: &'static [&'static str],
     conflict_plan: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     previous_attempt_feedback: Option<&'a str>,
@@ -401,18 +403,7 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
             .map(|s| s.to_string())
             .collect();
     }
-    let mut food = food_values(ctx, c);
-    if food.is_empty() {
-        food = vocab::FOOD_CATEGORIES
-            .iter()
-            .filter(|v| !vocab::EXCLUDED_FOOD_CATEGORIES.contains(v))
-            .map(|v| (v.to_string(), "菜系", 0))
-            .collect();
-    }
-    let food_names: HashSet<String> = res.food[c as usize]
-        .iter()
-        .map(|f| f.name.clone())
-        .collect();
+    let food = food_values(ctx, c);
     let hotels: Vec<Value> = res.hotels[c as usize].iter().map(|h| json!({"category": h.category, "price_low": h.price_low, "price_high": h.price_high})).collect();
     let json = obj(vec![
         ("attractions", Value::Array(offered.iter().map(|x| json!({"name": x.name, "category": x.category, "popularity": x.popularity, "ticket": x.ticket})).collect())),
@@ -426,7 +417,7 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         inventory,
         categories,
         food: food.into_iter().map(|(v, _, _)| v).collect(),
-        food_names,
+        foods: res.food[c as usize].clone(),
     };
     let defs = city_defs(c, &cand);
     CityData {
@@ -527,7 +518,14 @@ fn city_defs(id: CityId, c: &CityCandidates) -> String {
     let mut m = Map::new();
     m.insert(poi.clone(), str_enum(&names));
     m.insert(cat.clone(), str_enum(&c.categories));
-    m.insert(food.clone(), str_enum(&c.food));
+    // the rule of `validate::food`: the city's values, or a category found everywhere
+    let mut food_enum = c.food.clone();
+    for v in vocab::FOOD_ANYWHERE {
+        if !food_enum.iter().any(|x| x == v) {
+            food_enum.push(v.to_string());
+        }
+    }
+    m.insert(food.clone(), str_enum(&food_enum));
     m.insert(
         format!("city{id}"),
         object(vec![
