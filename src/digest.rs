@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// blake3 of bytes, hex.
 pub fn digest_bytes(bytes: &[u8]) -> String {
@@ -40,9 +40,71 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_streaming_atomic(path, |w| Ok(w.write_all(bytes)?))
 }
 
-/// Stream a file into place atomically: `fill` writes into a buffered temp file beside `path`
-/// (named after this process, so concurrent writers never share one), which is flushed, synced
-/// and renamed over `path` only when `fill` succeeded.
+/// A temp file beside a final path, named after this process (`<name>.tmp<PID>`: a run that
+/// holds the folder's lock removes those of dead processes, see `ops::lock`). Removed when
+/// dropped unless it was renamed into place, so an error leaves nothing behind.
+pub struct TempPath(PathBuf);
+
+impl TempPath {
+    pub fn beside(path: &Path) -> TempPath {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".tmp{}", std::process::id()));
+        TempPath(path.with_file_name(name))
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    /// Rename the temp file over `path`.
+    pub fn persist(self, path: &Path) -> Result<()> {
+        std::fs::rename(&self.0, path)
+            .with_context(|| format!("renaming {} to {}", self.0.display(), path.display()))
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.0).ok();
+    }
+}
+
+/// A buffered file writer whose errors name the file (a full disk says where it was full).
+pub struct FileWriter {
+    w: std::io::BufWriter<std::fs::File>,
+    path: PathBuf,
+}
+
+impl FileWriter {
+    pub fn create(path: &Path) -> Result<FileWriter> {
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        Ok(FileWriter {
+            w: std::io::BufWriter::with_capacity(1 << 20, f),
+            path: path.to_path_buf(),
+        })
+    }
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("writing {}: {e}", self.path.display()))
+    }
+    /// Flush and fsync.
+    pub fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        self.w.get_ref().sync_all().ok();
+        Ok(())
+    }
+}
+
+impl Write for FileWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf).map_err(|e| self.named(e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush().map_err(|e| self.named(e))
+    }
+}
+
+/// Stream a file into place atomically: `fill` writes into a buffered temp file beside `path`,
+/// which is flushed, synced and renamed over `path` only when `fill` succeeded. Write errors
+/// name the temp file; `fill` names what it reads.
 pub fn write_streaming_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
@@ -52,25 +114,9 @@ pub fn write_streaming_atomic(
     {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let tmp = path.with_extension(format!(
-        "{}.tmp{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-        std::process::id()
-    ));
-    let written = (|| -> Result<()> {
-        let f = std::fs::File::create(&tmp).context("creating")?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        fill(&mut w)?;
-        w.flush()?;
-        w.get_ref().sync_all().ok();
-        Ok(())
-    })();
-    if let Err(e) = written {
-        std::fs::remove_file(&tmp).ok();
-        return Err(e.context(format!("writing {}", tmp.display())));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        std::fs::remove_file(&tmp).ok();
-        anyhow::Error::from(e).context(format!("renaming {} to {}", tmp.display(), path.display()))
-    })
+    let tmp = TempPath::beside(path);
+    let mut w = FileWriter::create(tmp.path())?;
+    fill(&mut w)?;
+    w.finish()?;
+    tmp.persist(path)
 }

@@ -42,3 +42,20 @@ pub fn build(cfg: &Config, threads: usize) -> gtb::ops::BuildSummary {
         .install(|| gtb::ops::build(&plan))
         .expect("build")
 }
+
+/// Every file under a folder.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                out.push(p)
+            }
+        }
+    }
+    out
+}

@@ -7,7 +7,7 @@ use gtb::config::Config;
 use gtb::generate::llm::fake::{FakeConfig, FakeServer, Faults};
 use gtb::resources::Strategy;
 use gtb::task::Task;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -45,23 +45,6 @@ fn tasks(path: &Path) -> Vec<Task> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// Every file under a folder.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p)
-            } else {
-                out.push(p)
-            }
-        }
-    }
-    out
 }
 
 fn assert_no_key(dirs: &[&Path], key: &str) {

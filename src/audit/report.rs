@@ -444,6 +444,7 @@ impl Tally {
         };
         Report {
             source: source.to_string(),
+            sha256: None,
             tasks,
             skipped_lines: self.bad_count,
             skipped: self.bad,
@@ -684,6 +685,9 @@ pub struct Diversity {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     pub source: String,
+    /// sha256 of the file, when known (a build's published audit records the file it describes)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
     pub tasks: u64,
     /// malformed lines skipped with --skip-bad (the first few are listed in `skipped`)
     pub skipped_lines: u64,

@@ -222,6 +222,9 @@ pub enum Command {
         /// Preference generator: offline (default) or openai
         #[arg(long)]
         llm: Option<String>,
+        /// When another build holds the output folder, wait for it instead of failing at once
+        #[arg(long)]
+        wait: bool,
         #[command(flatten)]
         llm_args: LlmArgs,
     },
@@ -330,6 +333,8 @@ fn parse_splits(s: &str) -> Result<Vec<(String, usize)>> {
 
 fn run(cli: Cli) -> Result<()> {
     let mut cfg = load_config(&cli)?;
+    // bounded before any thread is spawned
+    crate::config::check_threads(cfg.run.threads)?;
     if cfg.run.threads > 0 {
         rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.run.threads)
@@ -344,6 +349,7 @@ fn run(cli: Cli) -> Result<()> {
             splits,
             holdout_cities,
             llm,
+            wait,
             llm_args,
         } => {
             apply_run(&mut cfg, &run);
@@ -365,11 +371,12 @@ fn run(cli: Cli) -> Result<()> {
                 .transpose()?
                 .unwrap_or_default();
             let plan = ops::BuildPlan {
-                cfg,
                 explain,
                 splits,
                 verbose: true,
                 holdout_cities,
+                wait,
+                ..ops::BuildPlan::new(cfg)
             };
             let s = ops::build(&plan)?;
             for sp in &s.splits {

@@ -40,6 +40,8 @@ pub struct BuildPlan {
     pub verbose: bool,
     /// destination cities reserved for the test split: other splits never visit them
     pub holdout_cities: usize,
+    /// when another build holds the output folder: wait for it (else fail at once)
+    pub wait: bool,
 }
 
 impl BuildPlan {
@@ -51,7 +53,17 @@ impl BuildPlan {
             splits: Vec::new(),
             verbose: false,
             holdout_cities: 0,
+            wait: false,
         }
+    }
+
+    /// Check the plan before anything runs: the config, and the size of every split.
+    pub fn validate(&self) -> Result<()> {
+        self.cfg.validate()?;
+        for (name, n) in &self.splits {
+            crate::config::check_task_count(&format!("--splits {name}"), *n)?;
+        }
+        Ok(())
     }
 }
 
@@ -86,7 +98,7 @@ fn stages<'a>() -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
 /// Run the plan.
 pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
     let cfg = &plan.cfg;
-    cfg.validate()?;
+    plan.validate()?;
     let res = super::load_resources(cfg)?;
     if cfg.run.generator != "openai" {
         let generator = OfflineGenerator {
@@ -125,6 +137,12 @@ pub fn build_with(
     generator: &dyn PreferenceGenerator,
 ) -> Result<BuildSummary> {
     let cfg = &plan.cfg;
+    // --explain only reads; a build holds its folders for as long as it runs
+    let _lock = if plan.explain {
+        None
+    } else {
+        Some(lock_run_folders(plan)?)
+    };
     let mut summary = BuildSummary::default();
     let single = plan.splits.is_empty();
     let splits = if single {
@@ -165,6 +183,27 @@ pub fn build_with(
         summary.splits.extend(split_summary);
     }
     Ok(summary)
+}
+
+/// Lock the output, work and reports folders, then remove the temp files that runs which died
+/// left in them.
+fn lock_run_folders(plan: &BuildPlan) -> Result<super::lock::FolderLock> {
+    let r = &plan.cfg.run;
+    let dirs = [r.out.as_path(), r.work_dir.as_path(), r.reports.as_path()];
+    let held = super::lock::lock_folders(&dirs, plan.wait)?;
+    let removed = super::lock::remove_stale_temps(&dirs)?;
+    if plan.verbose && !removed.is_empty() {
+        eprintln!(
+            "removed {} temp file(s) left by runs that died: {}",
+            removed.len(),
+            removed
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(held)
 }
 
 /// Plan and run the stages of one split; `None` with `--explain`.
@@ -220,6 +259,16 @@ fn print_event(split: &str, e: &Event) {
         },
         Event::Finished(p, t) => line(p.stage, format!("done ({:.1} s)", t.as_secs_f64())),
         Event::Failed(p, t) => line(p.stage, format!("failed ({:.1} s)", t.as_secs_f64())),
+    }
+}
+
+/// Test hook for crash safety: `GTB_CRASH_AT=<point>` aborts the process at that point, as a
+/// kill -9 would (no destructor runs, nothing is cleaned up). The points: `generate:chunk-written`,
+/// `write:unpublished`, `write:task-file-half-written`, `write:tasks-in-place`,
+/// `write:reports-written`.
+fn crash_point(point: &str) {
+    if std::env::var_os("GTB_CRASH_AT").is_some_and(|p| p == point) {
+        std::process::abort();
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod build;
 pub mod export;
+pub mod lock;
 pub mod sinks;
 
 pub use build::{BuildPlan, BuildSummary, build};

@@ -218,6 +218,9 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
         None => format!("{} tasks", count(r.tasks)),
     };
     h.p("sub", &sub);
+    if let Some(sha) = &r.sha256 {
+        h.p("sub", &format!("sha256 {sha}"));
+    }
     h.0.push_str("<div class=\"cards\">");
     let median = r
         .budget

@@ -49,6 +49,9 @@ fn table(t: &Table) -> String {
 
 fn report(out: &mut String, r: &Report) {
     let _ = writeln!(out, "# Audit of `{}`\n", r.source);
+    if let Some(sha) = &r.sha256 {
+        let _ = writeln!(out, "sha256 `{sha}`\n");
+    }
     let _ = writeln!(
         out,
         "{} tasks, {} users with preferences, {} malformed line(s) skipped.\n",

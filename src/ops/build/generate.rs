@@ -59,6 +59,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Generate {
                     w.write_all(b"\n")?;
                 }
                 pb.inc(chunk.len() as u64);
+                super::crash_point("generate:chunk-written");
             }
             Ok(())
         })?;

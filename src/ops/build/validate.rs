@@ -1,7 +1,8 @@
 //! Stage `validate`: fix what can be fixed, regenerate (at most `max_tries`), drop and replace
 //! what still fails. Accepted lines are written in slot order as chunks settle; the artifact
-//! `validate.jsonl` holds one release-format line per slot, the validation report goes to the
-//! reports folder, and `validate.summary.json` keeps the counts for the manifest.
+//! `validate.jsonl` holds one release-format line per slot, the validation report
+//! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
+//! `validate.summary.json` keeps the counts for the manifest.
 
 use super::generate::{CHUNK, attempt};
 use super::sample::{class_of, redraw_excluded};
@@ -9,6 +10,7 @@ use super::settle::{Tally, settle_batch};
 use super::split::{Artifacts, Split, ValidateSummary};
 use crate::CODE_VERSION;
 use crate::difficulty::Class;
+use crate::digest::{FileWriter, TempPath};
 use crate::ops::sinks::{ReportDir, ReportSink};
 use crate::pipeline::Fingerprint;
 use crate::pipeline::dag::Stage;
@@ -36,8 +38,10 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             .with("code", CODE_VERSION)
     }
     fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
+        let work = &ctx.paths.work.root;
         vec![
-            ctx.paths.reports.join("report.json"),
+            work.join("report.json"),
+            work.join("report.md"),
             ValidateSummary::path(&ctx.paths.work),
         ]
     }
@@ -47,16 +51,16 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         let work = &ctx.paths.work;
         let pb = super::bar(skeletons.len(), "validate");
         let mut tally = Tally::new(skeletons.len());
-        // accepted lines go straight to a part file in slot order; a dropped slot leaves an
+        // accepted lines go straight to a temp file in slot order; a dropped slot leaves an
         // empty line that the replacement fills in the final pass
-        let part = work.root.join("validate.slots.part");
-        let failed = first_pass(ctx, &validator, skeletons, &part, &mut tally, &pb)?;
+        let slots = TempPath::beside(&work.root.join("validate.slots"));
+        let failed = first_pass(ctx, &validator, skeletons, slots.path(), &mut tally, &pb)?;
         let replaced = replace_dropped(ctx, &validator, skeletons, failed, &mut tally)?;
         pb.finish_and_clear();
         crate::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
-            fill_slots(&part, &replaced, w)
+            fill_slots(slots.path(), &replaced, w)
         })?;
-        std::fs::remove_file(&part).ok();
+        drop(slots);
         let Tally {
             mut report,
             users,
@@ -73,7 +77,8 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             dropped: report.dropped,
             signatures,
         };
-        ReportDir(ctx.paths.reports.clone()).write_report(&report)?;
+        // published by the write stage, with the sha256 of the file it describes
+        ReportDir(work.root.clone()).write_report(&report)?;
         crate::digest::write_atomic(&ValidateSummary::path(work), &serde_json::to_vec(&summary)?)?;
         art.validated = Some(summary);
         Ok(())
@@ -94,10 +99,7 @@ fn first_pass(
     tally: &mut Tally,
     pb: &ProgressBar,
 ) -> Result<Vec<(usize, Outcome)>> {
-    let mut part_w = std::io::BufWriter::with_capacity(
-        1 << 20,
-        std::fs::File::create(part).with_context(|| format!("creating {}", part.display()))?,
-    );
+    let mut part_w = FileWriter::create(part)?;
     let mut failed_slots = Vec::new();
     let generated = ctx.paths.work.artifact("generate");
     let file = std::fs::File::open(&generated)
@@ -140,7 +142,7 @@ fn first_pass(
         }
         pb.inc(chunk.len() as u64);
     }
-    part_w.flush()?;
+    part_w.finish()?;
     Ok(failed_slots)
 }
 

@@ -1,6 +1,12 @@
 //! Stage `write`: publish the split. The validated lines are copied in a seeded shuffled order
 //! (positioned reads, so the 100,000-task file is never held in memory) into the task file,
-//! then come the manifest and the audit against the paper.
+//! then come the reports and the manifest.
+//!
+//! Publish order, so that a crash at any point leaves no report or manifest that disagrees
+//! with the task file: (1) remove the manifest and the reports of the previous file; (2) put
+//! the new task file in place (temp + rename); (3) write the validation report and the audit,
+//! each carrying the sha256 of the file it describes; (4) write the manifest, last. A split
+//! without a manifest is incomplete, and the next build's write stage reruns.
 
 use super::split::{Artifacts, Split, ValidateSummary};
 use crate::pipeline::dag::{Planned, Stage};
@@ -27,26 +33,28 @@ impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
     }
     fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
         let r = &ctx.paths.reports;
-        vec![
-            ctx.paths.tasks.clone(),
-            ctx.paths.manifest.clone(),
-            r.join("audit.html"),
-            r.join("audit.json"),
-            r.join("audit.md"),
-        ]
+        let mut outputs = vec![ctx.paths.tasks.clone(), ctx.paths.manifest.clone()];
+        outputs.extend(REPORTS.iter().map(|f| r.join(f)));
+        outputs
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let (sha, tasks) = write_shuffled(ctx)?;
         let validated = art
             .validated
             .as_ref()
             .context("the validate stage left no summary")?;
+        unpublish(ctx)?;
+        super::crash_point("write:unpublished");
+        let (sha, tasks) = write_shuffled(ctx)?;
+        super::crash_point("write:tasks-in-place");
+        publish_validation_report(ctx, &sha)?;
+        // the split's audit against the paper's figures, next to its validation report
+        let mut audit =
+            crate::audit::Audit::run(&ctx.paths.tasks, Some(&crate::audit::Against::Paper), false)?;
+        audit.report.sha256 = Some(sha.clone());
+        crate::ops::sinks::ReportDir(ctx.paths.reports.clone()).write_audit(&audit)?;
+        super::crash_point("write:reports-written");
         let m = manifest(ctx, &sha, tasks, validated, &art.planned);
         digest::write_atomic(&ctx.paths.manifest, crate::pyjson::to_string(&m).as_bytes())?;
-        // the split's audit against the paper's figures, next to its validation report
-        let audit =
-            crate::audit::Audit::run(&ctx.paths.tasks, Some(&crate::audit::Against::Paper), false)?;
-        crate::ops::sinks::ReportDir(ctx.paths.reports.clone()).write_audit(&audit)?;
         digest::write_atomic(&ctx.paths.work.artifact("write"), b"")?;
         art.sha256 = Some(sha);
         Ok(())
@@ -55,6 +63,56 @@ impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
         art.sha256 = Some(digest::sha256_file(&ctx.paths.tasks)?);
         Ok(())
     }
+}
+
+/// The reports published with a task file.
+const REPORTS: [&str; 5] = [
+    "report.json",
+    "report.md",
+    "audit.html",
+    "audit.json",
+    "audit.md",
+];
+
+/// Step (1) of publishing: the split stops looking complete (no manifest), and no report of
+/// the previous file survives to describe the next one.
+fn unpublish(ctx: &Split) -> Result<()> {
+    let reports = REPORTS.iter().map(|f| ctx.paths.reports.join(f));
+    for p in std::iter::once(ctx.paths.manifest.clone()).chain(reports) {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", p.display()));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The validate stage's report (waiting in the work folder), published beside the task file
+/// with the sha256 of the file it describes.
+fn publish_validation_report(ctx: &Split, sha: &str) -> Result<()> {
+    let work = &ctx.paths.work.root;
+    let read = |name: &str| {
+        let p = work.join(name);
+        std::fs::read(&p).with_context(|| format!("reading {}", p.display()))
+    };
+    let mut json: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&read("report.json")?).context("reading report.json")?;
+    json.insert("test_jsonl_sha256".into(), sha.into());
+    let md = String::from_utf8_lossy(&read("report.md")?).into_owned();
+    let md = match md.split_once("\n\n") {
+        Some((title, rest)) => {
+            format!("{title}\n\nDescribes the task file with sha256 `{sha}`.\n\n{rest}")
+        }
+        None => format!("{md}\nDescribes the task file with sha256 `{sha}`.\n"),
+    };
+    let reports = &ctx.paths.reports;
+    digest::write_atomic(
+        &reports.join("report.json"),
+        &serde_json::to_vec_pretty(&json)?,
+    )?;
+    digest::write_atomic(&reports.join("report.md"), md.as_bytes())
 }
 
 /// Copy the validate artifact's lines in the split's shuffled order into the task file;
@@ -83,10 +141,14 @@ fn write_shuffled(ctx: &Split) -> Result<(String, usize)> {
         for &i in &order {
             let (off, len) = spans[i];
             buf.resize(len, 0);
-            file.read_exact_at(&mut buf, off)?;
+            file.read_exact_at(&mut buf, off)
+                .with_context(|| format!("reading {}", artifact.display()))?;
             buf.push(b'\n');
             w.write_all(&buf)?;
             hasher.update(&buf);
+            if i == order[order.len() / 2] {
+                super::crash_point("write:task-file-half-written");
+            }
         }
         Ok(())
     })?;
