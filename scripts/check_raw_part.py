@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Quick structural check of one region's attractions/food/hotels files (used while writing data).
+Coordinates against reference data: scripts/check_coords.py.
 
 usage: scripts/check_raw_part.py PART   (e.g. north, yangtze_a)
 """
@@ -31,7 +32,12 @@ def rows(kind):
     return out
 count = {}
 seen = set()
-for i, p, r in rows("attractions"):
+attractions = rows("attractions")
+names = {(r["city"], r["name"]) for _, _, r in attractions}
+for i, p, r in attractions:
+    parent = r.get("parent") or ""
+    if parent and (r["city"], parent) not in names: errors.append(f"{p}:{i}: unknown parent {parent!r}")
+    if parent == r["name"]: errors.append(f"{p}:{i}: {parent!r} is its own parent")
     c = r["city"]
     if c not in cities: errors.append(f"{p}:{i}: unknown city {c!r}")
     if r["category"] not in ATTR_CATS: errors.append(f"{p}:{i}: category {r['category']!r} not in vocabulary")

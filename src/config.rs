@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 pub struct Paths {
     pub cities: PathBuf,
     pub attractions: PathBuf,
+    /// other names of attractions (optional: absent = no aliases)
+    pub aliases: PathBuf,
     pub food: PathBuf,
     pub hotels: PathBuf,
     pub transport: PathBuf,
@@ -24,6 +26,7 @@ impl Default for Paths {
         Paths {
             cities: "raw_data/cities.csv".into(),
             attractions: "raw_data/attractions".into(),
+            aliases: "raw_data/aliases.csv".into(),
             food: "raw_data/food".into(),
             hotels: "raw_data/hotels".into(),
             transport: "raw_data/transport.csv".into(),
@@ -40,6 +43,7 @@ impl Paths {
         for p in [
             &mut self.cities,
             &mut self.attractions,
+            &mut self.aliases,
             &mut self.food,
             &mut self.hotels,
             &mut self.transport,

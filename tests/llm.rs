@@ -121,12 +121,10 @@ fn build_is_valid_grounded_and_a_rerun_sends_nothing() {
     // accounting in the manifest and the report
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(cfg.run.out.join("manifest.json")).unwrap()).unwrap();
-    assert!(
-        m["generator"]
-            .as_str()
-            .unwrap()
-            .starts_with("openai prompts-v2")
-    );
+    assert!(m["generator"].as_str().unwrap().starts_with(&format!(
+        "openai {}",
+        gtb::generate::llm::prompt::PROMPTS_VERSION
+    )));
     assert_eq!(m["llm"]["requests"]["sent"], sent);
     assert!(m["llm"]["tokens"]["this_run"]["prompt"].as_u64().unwrap() > 0);
     assert!(

@@ -30,9 +30,9 @@ fn issue2_broken_attraction_row_names_file_line_and_field() {
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     // line 3: break the popularity field
+    let col = lines[0].split(',').position(|h| h == "popularity").unwrap();
     let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
-    let last = fields.len() - 1;
-    fields[last] = "very".into();
+    fields[col] = "very".into();
     lines[2] = fields.join(",");
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let mut cfg = config_in(dir.path());
@@ -253,4 +253,75 @@ fn cross_check_against_reference_data() {
         "{} of {matched} 5A sites lie more than 30 km from the reference: {far:?}",
         far.len()
     );
+}
+
+#[test]
+fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("raw_data"), &dir.path().join("raw_data"));
+    let mut cfg = config_in(dir.path());
+    cfg.paths.attractions = dir.path().join("raw_data/attractions");
+    cfg.paths.aliases = dir.path().join("raw_data/aliases.csv");
+    let load_err = |cfg: &gtb::config::Config| {
+        resources::load(&cfg.paths)
+            .err()
+            .expect("must fail")
+            .to_string()
+    };
+    // an attraction whose parent is itself, then one whose parent is unknown
+    let file = dir.path().join("raw_data/attractions/south.csv");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("三亚市,蜈支洲岛,"))
+        .unwrap()
+        + 1;
+    let with_parent = |p: &str| {
+        let lines: Vec<String> = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i + 1 == line {
+                    format!("{}{p}", l.trim_end_matches(','))
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        lines.join("\n") + "\n"
+    };
+    std::fs::write(&file, with_parent(",蜈支洲岛")).unwrap();
+    let e = load_err(&cfg);
+    assert!(
+        e.contains(&format!("{}:{line}: field 'parent'", file.display()))
+            && e.contains("own parent"),
+        "{e}"
+    );
+    std::fs::write(&file, with_parent(",天涯海角岛")).unwrap();
+    let e = load_err(&cfg);
+    assert!(
+        e.contains(&format!(
+            "{}:{line}: field 'parent': unknown parent",
+            file.display()
+        )),
+        "{e}"
+    );
+    std::fs::write(&file, &text).unwrap();
+    // an alias of an attraction the city lacks, one that shadows a real name, an unknown kind
+    let aliases = dir.path().join("raw_data/aliases.csv");
+    for (rows, at) in [
+        (
+            "三亚市,南山寺,南山文化旅游区,part_of\n三亚市,大南山,南山大佛,official\n",
+            "3: field 'name'",
+        ),
+        (
+            "三亚市,天涯海角,南山文化旅游区,common\n",
+            "2: field 'alias'",
+        ),
+        ("三亚市,南山寺,南山文化旅游区,inside\n", "2: field 'kind'"),
+    ] {
+        std::fs::write(&aliases, format!("city,alias,name,kind\n{rows}")).unwrap();
+        let e = load_err(&cfg);
+        assert!(e.contains(&format!("{}:{at}", aliases.display())), "{e}");
+    }
 }

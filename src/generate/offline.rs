@@ -10,7 +10,7 @@
 use super::{GenError, Generated, PreferenceGenerator, TaskContext, messages};
 use crate::config::Conflicts;
 use crate::resources::archetypes::Pace;
-use crate::resources::{CityId, FoodKind, Profile, Strategy, vocab};
+use crate::resources::{CityId, FoodKind, Profile, Strategy, parents, vocab};
 use crate::rng::item_rng;
 use crate::sample::weighted_index;
 use crate::task::{
@@ -26,7 +26,7 @@ pub struct OfflineGenerator {
 }
 
 /// Bumped whenever the rules change output; part of the generate stage fingerprint.
-pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v3";
+pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v4";
 
 impl PreferenceGenerator for OfflineGenerator {
     fn name(&self) -> &str {
@@ -56,23 +56,47 @@ impl PreferenceGenerator for OfflineGenerator {
     }
 }
 
-/// Draw `k` distinct items by weight.
-fn pick_distinct<T: Clone + PartialEq>(
+/// Draw up to `k` indices by weight; after each draw `d`, every index `j` with `excluded(d, j)`
+/// is out of the running (`d` itself always is).
+fn draw_indices(
     rng: &mut ChaCha8Rng,
-    items: &[T],
     weights: &[f64],
     k: usize,
-) -> Vec<T> {
+    excluded: impl Fn(usize, usize) -> bool,
+) -> Vec<usize> {
     let mut w = weights.to_vec();
     let mut out = Vec::new();
     while out.len() < k {
         let Some(i) = weighted_index(rng, &w) else {
             break;
         };
-        out.push(items[i].clone());
-        w[i] = 0.0;
+        for (j, wj) in w.iter_mut().enumerate() {
+            if j == i || excluded(i, j) {
+                *wj = 0.0;
+            }
+        }
+        out.push(i);
     }
     out
+}
+
+/// Draw `k` distinct items by weight.
+fn pick_distinct<T: Clone>(rng: &mut ChaCha8Rng, items: &[T], weights: &[f64], k: usize) -> Vec<T> {
+    draw_indices(rng, weights, k, |_, _| false)
+        .into_iter()
+        .map(|i| items[i].clone())
+        .collect()
+}
+
+/// Draw `k` sights of a city by weight, never two that are one place (an area and a part of
+/// it: `parents::related`); siblings inside one area may both be drawn.
+fn pick_places(
+    rng: &mut ChaCha8Rng,
+    atts: &[crate::resources::Attraction],
+    weights: &[f64],
+    k: usize,
+) -> Vec<usize> {
+    draw_indices(rng, weights, k, |i, j| parents::related(atts, i, j))
 }
 
 /// Draw a list length from a distribution over 0..
@@ -528,7 +552,6 @@ fn individual_city(
     let atts = &ctx.res.attractions[city as usize];
     let pos = &weak.attractions.category_pref.positive;
     let neg = &weak.attractions.category_pref.negative;
-    let names: Vec<String> = atts.iter().map(|a| a.name.clone()).collect();
     let w: Vec<f64> = atts
         .iter()
         .map(|a| {
@@ -548,12 +571,14 @@ fn individual_city(
         .collect();
     let must_visit = {
         let k = 1 + count(rng, &[0.7, 0.3]);
-        pick_distinct(rng, &names, &w, k)
+        pick_places(rng, atts, &w, k)
     };
     let w: Vec<f64> = atts
         .iter()
-        .map(|a| {
-            if must_visit.contains(&a.name) {
+        .enumerate()
+        .map(|(i, a)| {
+            // nobody rejects what they must see, nor the area around it or a part of it
+            if must_visit.iter().any(|&m| parents::related(atts, m, i)) {
                 return 0.0;
             }
             let cat = if neg.contains(&a.category) {
@@ -568,8 +593,12 @@ fn individual_city(
         .collect();
     let reject_visit = {
         let k = usize::from(rng.gen_bool(0.42));
-        pick_distinct(rng, &names, &w, k)
+        pick_places(rng, atts, &w, k)
     };
+    let names = |picked: Vec<usize>| -> Vec<String> {
+        picked.into_iter().map(|i| atts[i].name.clone()).collect()
+    };
+    let (must_visit, reject_visit) = (names(must_visit), names(reject_visit));
     let vals = food_values(ctx, city);
     let items: Vec<String> = vals.iter().map(|v| v.0.clone()).collect();
     let taken = |v: &String| weak.food.prefer_eat.contains(v) || weak.food.avoid_eat.contains(v);
@@ -676,8 +705,8 @@ fn inject_conflicts(
         .iter()
         .map(|&x| ctx.res.city(x).name.clone())
         .collect();
-    // scrub: nobody rejects what another member must have
-    for city in &city_names {
+    // scrub: nobody rejects what another member must have, nor the area it lies in
+    for (city, &cid) in city_names.iter().zip(&ctx.cities) {
         for i in 0..n {
             let musts_v: Vec<String> = (0..n)
                 .filter(|&j| j != i)
@@ -702,7 +731,9 @@ fn inject_conflicts(
                 .city_specific_preferences
                 .get_mut(city)
                 .expect("city");
-            cp.attractions.reject_visit.retain(|x| !musts_v.contains(x));
+            cp.attractions
+                .reject_visit
+                .retain(|x| !musts_v.iter().any(|m| ctx.res.same_place(cid, m, x)));
             cp.food.reject_eat.retain(|x| !musts_f.contains(x));
         }
     }
@@ -720,7 +751,8 @@ fn inject_conflicts(
     };
     if want_attr {
         let (i, j) = pair(rng);
-        let city = &city_names[rng.gen_range(0..city_names.len())];
+        let ci = rng.gen_range(0..city_names.len());
+        let (city, cid) = (&city_names[ci], ctx.cities[ci]);
         let item = tables[i].1.city_specific_preferences[city]
             .attractions
             .must_visit[0]
@@ -730,13 +762,18 @@ fn inject_conflicts(
             .city_specific_preferences
             .get_mut(city)
             .expect("city");
-        cj.attractions.must_visit.retain(|x| *x != item);
+        // j rejects the item: j cannot insist on it, on the area it lies in, or on a part of it
+        cj.attractions
+            .must_visit
+            .retain(|x| !ctx.res.same_place(cid, x, &item));
         if cj.attractions.must_visit.is_empty() {
             // keep must_visit non-empty: take the most popular sight nobody else is fighting over
-            if let Some(alt) = ctx.res.attractions[ctx.res.city_id(city).expect("city") as usize]
-                .iter()
-                .find(|a| a.name != item && ctx.open_during_trip(a))
-            {
+            let atts = &ctx.res.attractions[cid as usize];
+            let at = ctx.res.attraction_index(cid, &item);
+            if let Some(alt) = atts.iter().enumerate().find_map(|(k, a)| {
+                let same = at.map_or(a.name == item, |at| parents::related(atts, at, k));
+                (!same && ctx.open_during_trip(a)).then_some(a)
+            }) {
                 cj.attractions.must_visit.push(alt.name.clone());
             }
         }

@@ -4,16 +4,19 @@
 //! `archetypes/`, `city_clusters/`), checked, and indexed by city. Users swap in their own
 //! data by pointing the config at other files of the same format (docs/RAW_DATA_FORMAT.md).
 
+pub mod aliases;
 pub mod archetypes;
 pub mod cluster_table;
 pub mod hours;
 pub mod input;
+pub mod parents;
 pub mod table;
 pub mod vocab;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use aliases::{Alias, AliasKind};
 pub use archetypes::{Archetype, Slot, Strategy};
 pub use table::InputError;
 
@@ -86,6 +89,9 @@ pub struct Attraction {
     pub hours: Option<hours::OpeningHours>,
     pub ticket: u32,
     pub popularity: u32,
+    /// the scenic area this sub-spot lies inside: an index into the same city's list
+    /// (`resources::parents`)
+    pub parent: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +150,8 @@ pub struct Resources {
     pub city_index: HashMap<String, CityId>,
     /// attractions per city, sorted by popularity (desc) then name
     pub attractions: Vec<Vec<Attraction>>,
+    /// per city: other names of its attractions (`raw_data/aliases.csv`)
+    pub aliases: Vec<Vec<Alias>>,
     pub food: Vec<Vec<Food>>,
     pub hotels: Vec<Vec<HotelBand>>,
     transport: HashMap<(CityId, CityId), Vec<TransportOption>>,
@@ -168,6 +176,28 @@ impl Resources {
             .get(&(from, to))
             .map(Vec::as_slice)
             .unwrap_or(&[])
+    }
+    /// The position of an attraction in its city's list, by inventory name.
+    pub fn attraction_index(&self, city: CityId, name: &str) -> Option<usize> {
+        self.attractions[city as usize]
+            .iter()
+            .position(|a| a.name == name)
+    }
+    /// Whether rejecting attraction `area` of a city rejects `spot` too: the same place, or
+    /// `spot` lies inside `area` (`parents::covers`). Unknown names cover only themselves.
+    pub fn covers(&self, city: CityId, area: &str, spot: &str) -> bool {
+        match (
+            self.attraction_index(city, area),
+            self.attraction_index(city, spot),
+        ) {
+            (Some(a), Some(s)) => parents::covers(&self.attractions[city as usize], a, s),
+            _ => area == spot,
+        }
+    }
+    /// Whether two attractions of a city are one place for preferences (the same, or one
+    /// inside the other): a member never asks for both.
+    pub fn same_place(&self, city: CityId, a: &str, b: &str) -> bool {
+        self.covers(city, a, b) || self.covers(city, b, a)
     }
     pub fn profile(&self, id: &str) -> Option<&Profile> {
         self.profile_index.get(id).map(|&i| &self.profiles[i])
@@ -232,7 +262,10 @@ fn rel(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-fn check_city(row: &table::Row, index: &HashMap<String, CityId>) -> Result<CityId, InputError> {
+pub(crate) fn check_city(
+    row: &table::Row,
+    index: &HashMap<String, CityId>,
+) -> Result<CityId, InputError> {
     let name = row.text("city")?;
     index
         .get(&name)
@@ -289,60 +322,13 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let n = cities.len();
 
     // attractions
-    let mut attractions: Vec<Vec<Attraction>> = vec![Vec::new(); n];
-    for file in csv_files(&paths.attractions)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, &city_index)?;
-            let category = r.text("category")?;
-            if !vocab::is_attraction_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not in the attraction category vocabulary"),
-                ));
-            }
-            let hours = hours::parse(r.str("hours")?).map_err(|m| r.err("hours", m))?;
-            let popularity: u32 = r.parse("popularity")?;
-            if !(1..=100).contains(&popularity) {
-                return Err(r.err("popularity", "must be 1..100"));
-            }
-            Ok((
-                r.line(),
-                Attraction {
-                    city,
-                    name: r.text("name")?,
-                    category,
-                    lat: r.parse("lat")?,
-                    lng: r.parse("lng")?,
-                    hours,
-                    ticket: r.parse("ticket")?,
-                    popularity,
-                },
-            ))
-        })?;
-        for (line, a) in rows {
-            let list = &mut attractions[a.city as usize];
-            if list.iter().any(|x| x.name == a.name) {
-                return Err(InputError {
-                    file: file.clone(),
-                    line,
-                    field: "name".into(),
-                    message: format!(
-                        "duplicate attraction {:?} in {}",
-                        a.name, cities[a.city as usize].name
-                    ),
-                });
-            }
-            list.push(a);
-        }
-        files.push(file);
-    }
-    for list in &mut attractions {
-        list.sort_by(|a, b| {
-            b.popularity
-                .cmp(&a.popularity)
-                .then_with(|| a.name.cmp(&b.name))
-        });
-    }
+    let attractions = load_attractions(paths, &cities, &city_index, &mut files)?;
+    let aliases = if input::exists(&paths.aliases) {
+        files.push(paths.aliases.clone());
+        aliases::load(&paths.aliases, &city_index, &attractions)?
+    } else {
+        vec![Vec::new(); n]
+    };
 
     // food
     let mut food: Vec<Vec<Food>> = vec![Vec::new(); n];
@@ -484,6 +470,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         cities,
         city_index,
         attractions,
+        aliases,
         food,
         hotels,
         transport,
@@ -512,4 +499,85 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     digests.sort();
     res.input_digests = digests;
     Ok(res)
+}
+
+/// The attraction tables, per city sorted by popularity (desc) then name, parent links
+/// resolved (`parents::link`).
+fn load_attractions(
+    paths: &Paths,
+    cities: &[City],
+    city_index: &HashMap<String, CityId>,
+    files: &mut Vec<PathBuf>,
+) -> Result<Vec<Vec<Attraction>>, InputError> {
+    type Pending = Vec<(Attraction, Option<parents::ParentRef>)>;
+    let mut per_city: Vec<Pending> = vec![Vec::new(); cities.len()];
+    for file in csv_files(&paths.attractions)? {
+        let rows = read_csv(&file, |r| {
+            let city = check_city(r, city_index)?;
+            let category = r.text("category")?;
+            if !vocab::is_attraction_category(&category) {
+                return Err(r.err(
+                    "category",
+                    format!("{category:?} is not in the attraction category vocabulary"),
+                ));
+            }
+            let hours = hours::parse(r.str("hours")?).map_err(|m| r.err("hours", m))?;
+            let popularity: u32 = r.parse("popularity")?;
+            if !(1..=100).contains(&popularity) {
+                return Err(r.err("popularity", "must be 1..100"));
+            }
+            // `parent` is optional: tables without the column have no sub-spots
+            let parent =
+                r.optional("parent")
+                    .filter(|p| !p.is_empty())
+                    .map(|p| parents::ParentRef {
+                        file: file.clone(),
+                        line: r.line(),
+                        name: p.to_string(),
+                    });
+            Ok((
+                r.line(),
+                Attraction {
+                    city,
+                    name: r.text("name")?,
+                    category,
+                    lat: r.parse("lat")?,
+                    lng: r.parse("lng")?,
+                    hours,
+                    ticket: r.parse("ticket")?,
+                    popularity,
+                    parent: None,
+                },
+                parent,
+            ))
+        })?;
+        for (line, a, parent) in rows {
+            let list = &mut per_city[a.city as usize];
+            if list.iter().any(|(x, _)| x.name == a.name) {
+                return Err(InputError {
+                    file: file.clone(),
+                    line,
+                    field: "name".into(),
+                    message: format!(
+                        "duplicate attraction {:?} in {}",
+                        a.name, cities[a.city as usize].name
+                    ),
+                });
+            }
+            list.push((a, parent));
+        }
+        files.push(file);
+    }
+    let mut out = Vec::with_capacity(cities.len());
+    for (city, mut list) in cities.iter().zip(per_city) {
+        list.sort_by(|(a, _), (b, _)| {
+            b.popularity
+                .cmp(&a.popularity)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let (mut atts, refs): (Vec<Attraction>, Vec<_>) = list.into_iter().unzip();
+        parents::link(&city.name, &mut atts, &refs)?;
+        out.push(atts);
+    }
+    Ok(out)
 }

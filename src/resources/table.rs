@@ -61,6 +61,12 @@ impl<'a> Row<'a> {
         Ok(self.record.get(idx).map(str::trim).unwrap_or(""))
     }
 
+    /// The raw text of a column the table may lack (None when the header has no such column).
+    pub fn optional(&self, field: &str) -> Option<&str> {
+        let idx = self.headers.iter().position(|h| h == field)?;
+        Some(self.record.get(idx).map(str::trim).unwrap_or(""))
+    }
+
     /// A non-empty text column.
     pub fn text(&self, field: &str) -> Result<String, InputError> {
         let s = self.str(field)?;

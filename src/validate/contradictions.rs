@@ -1,6 +1,7 @@
 //! Check `contradictions`: one member naming the same item in two tiers of one field (must and
-//! reject, prefer and avoid, ...). The stronger tier wins: in `Mode::Fix` the item leaves the
-//! weaker tier.
+//! reject, prefer and avoid, ...), or rejecting the scenic area around a must_visit sight (a
+//! reject of an area covers its parts: `resources::parents`). The stronger tier wins: in
+//! `Mode::Fix` the item leaves the weaker tier.
 
 use super::{Finding, Mode, Outcome, Validator};
 use crate::task::{Preference, Task};
@@ -124,6 +125,53 @@ impl Log<'_> {
                 item,
                 message: format!("also in {strong_field}, the stronger tier{kept}"),
             });
+        }
+    }
+}
+
+/// A member who must visit 华山西峰 and rejects 华山 contradicts themself: the reject of the
+/// area goes (in `Mode::Fix`), the must stays.
+pub(super) fn rejected_areas(v: &Validator, t: &mut Task, mode: Mode, out: &mut Outcome) {
+    let task_id = t.task_id.clone();
+    let kept = if mode == Mode::Fix {
+        ", which is kept"
+    } else {
+        ""
+    };
+    for (u, entry) in t.user_preferences.iter_mut() {
+        for (city, cp) in entry.preference.city_specific_preferences.iter_mut() {
+            let Some(cid) = v.res.city_id(city) else {
+                continue;
+            };
+            let a = &mut cp.attractions;
+            let covering: Vec<(String, String)> = a
+                .reject_visit
+                .iter()
+                .filter_map(|r| {
+                    let m = a
+                        .must_visit
+                        .iter()
+                        .find(|m| *m != r && v.res.covers(cid, r, m))?;
+                    Some((r.clone(), m.clone()))
+                })
+                .collect();
+            for (r, m) in covering {
+                if mode == Mode::Fix {
+                    a.reject_visit.retain(|x| *x != r);
+                }
+                let f = Finding {
+                    check: "contradictions",
+                    task_id: task_id.clone(),
+                    user: u.clone(),
+                    city: city.clone(),
+                    field: "attractions.reject_visit".into(),
+                    item: r,
+                    message: format!(
+                        "rejects the area around must_visit {m:?}, the stronger tier{kept}"
+                    ),
+                };
+                Validator::fixable(out, mode, f);
+            }
         }
     }
 }

@@ -109,11 +109,12 @@ type TaskCheck = fn(&Validator, &mut Task, Mode, &mut Outcome);
 type TripCheck = fn(&Validator, &mut Task, &Trip, Mode, &mut Outcome);
 
 /// The checks every task gets, in order: a new check is a function added here.
-const TASK_CHECKS: [TaskCheck; 4] = [
+const TASK_CHECKS: [TaskCheck; 5] = [
     format::check,
     poi_names::check_attractions,
     poi_names::check_food,
     contradictions::check,
+    contradictions::rejected_areas,
 ];
 
 /// The checks of a task whose hub, cities and days are known, in order. Reachability comes

@@ -1,6 +1,6 @@
-//! Check `poi_names`: every must/reject attraction is a POI of its city (a close spelling is
-//! snapped to the inventory name), and every food value is one its city accepts
-//! (`super::food`: the city's own, or a category found everywhere).
+//! Check `poi_names`: every must/reject attraction is a POI of its city (a close spelling, an
+//! official long name or an alias is snapped to the inventory name), and every food value is
+//! one its city accepts (`super::food`: the city's own, or a category found everywhere).
 
 use super::names::Match;
 use super::{Finding, Mode, Outcome, Validator, finding, food};
@@ -28,19 +28,21 @@ pub(super) fn check_attractions(v: &Validator, t: &mut Task, mode: Mode, out: &m
                         item: item.clone(),
                         message,
                     };
-                    match v.names.lookup(cid as usize, item) {
+                    let m = v.names.lookup(cid as usize, item);
+                    match &m {
                         Match::Exact => {}
-                        Match::Snapped(canon, sim) => {
-                            // a snap is a fix in either mode: the name is recognisable
-                            out.fixes.push(found(format!(
-                                "snapped to inventory name {canon:?} (similarity {sim:.2})"
-                            )));
+                        Match::Snapped(..) | Match::Aliased { .. } => {
+                            // a snap or an alias is a fix in either mode: the name is
+                            // recognisable
+                            let (canon, why) = m.resolved().expect("a resolved match");
+                            out.fixes.push(found(why));
                             if mode == Mode::Fix {
-                                *item = canon;
+                                *item = canon.to_string();
                             }
                         }
                         Match::Unknown { best } => {
                             let hint = best
+                                .as_ref()
                                 .map(|(c, s)| format!("; closest is {c:?} ({s:.2})"))
                                 .unwrap_or_default();
                             out.problems

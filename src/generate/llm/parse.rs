@@ -305,18 +305,7 @@ impl Ctx<'_> {
             .unwrap_or_default();
         let poi = |must: bool| {
             move |s: &str| -> Result<String, String> {
-                let found = c
-                    .inventory
-                    .get_key_value(s)
-                    .map(|(k, open)| (k.clone(), *open))
-                    .or_else(|| {
-                        let n = normalize(s);
-                        c.inventory
-                            .iter()
-                            .find(|(k, _)| normalize(k) == n)
-                            .map(|(k, open)| (k.clone(), *open))
-                    });
-                match found {
+                match c.attraction(s) {
                     Some((k, true)) => Ok(k),
                     Some((k, false)) if !must => Ok(k),
                     Some((k, false)) => Err(format!("「{k}」在出行期间不开放，不能作为必去景点")),

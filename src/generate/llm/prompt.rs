@@ -4,8 +4,9 @@
 
 use crate::config::Conflicts;
 use crate::generate::TaskContext;
-use crate::resources::{CityId, FoodKind, Strategy, vocab};
+use crate::resources::{Attraction, CityId, FoodKind, Strategy, parents, vocab};
 use crate::rng::item_rng;
+use crate::validate::names::CityNames;
 use indexmap::IndexMap;
 use rand::Rng;
 use serde::Serialize;
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Bump when the meaning of the prompts or of the context changes (the file digest is added).
-pub const PROMPTS_VERSION: &str = "prompts-v2";
+pub const PROMPTS_VERSION: &str = "prompts-v3";
 
 pub const SYSTEM: &str = include_str!("../../../prompts/system.md");
 pub const STRATEGY_INDEPENDENT: &str = include_str!("../../../prompts/strategy_independent.md");
@@ -78,6 +79,24 @@ pub struct CityCandidates {
     pub food: Vec<String>,
     /// the city's food rows: what a reply's food values are checked against (`validate::food`)
     pub foods: Vec<crate::resources::Food>,
+    /// the city's attraction names and aliases, to resolve other spellings of a candidate
+    pub names: CityNames,
+}
+
+impl CityCandidates {
+    /// The inventory attraction a reply's name stands for, and whether it is open during the
+    /// trip: the name itself, or another spelling or name of it (the validator's resolver:
+    /// normalised form, alias table, official long form).
+    pub fn attraction(&self, name: &str) -> Option<(String, bool)> {
+        if let Some((k, open)) = self.inventory.get_key_value(name) {
+            return Some((k.clone(), *open));
+        }
+        let m = self.names.resolve(name)?;
+        let (k, _) = m.resolved()?;
+        self.inventory
+            .get_key_value(k)
+            .map(|(k, open)| (k.clone(), *open))
+    }
 }
 
 /// The grounding of one city for one set of open attractions, shared by every task that
@@ -384,11 +403,8 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         .zip(open)
         .map(|(x, &o)| (x.name.clone(), o))
         .collect();
-    let offered: Vec<&crate::resources::Attraction> = atts
-        .iter()
-        .zip(open)
-        .filter(|(_, o)| **o)
-        .map(|(x, _)| x)
+    let offered: Vec<usize> = (0..atts.len())
+        .filter(|&i| open[i])
         .take(max_attractions.max(1))
         .collect();
     let mut categories: Vec<String> = Vec::new();
@@ -406,18 +422,34 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
     let food = food_values(ctx, c);
     let hotels: Vec<Value> = res.hotels[c as usize].iter().map(|h| json!({"category": h.category, "price_low": h.price_low, "price_high": h.price_high})).collect();
     let json = obj(vec![
-        ("attractions", Value::Array(offered.iter().map(|x| json!({"name": x.name, "category": x.category, "popularity": x.popularity, "ticket": x.ticket})).collect())),
-        ("attraction_categories", Value::Array(categories.iter().map(|c| Value::String(c.clone())).collect())),
-        ("food", Value::Array(food.iter().map(|(v, k, p)| json!({"value": v, "kind": k, "price": p})).collect())),
+        ("attractions", attractions_json(atts, &offered)),
+        (
+            "attraction_categories",
+            Value::Array(
+                categories
+                    .iter()
+                    .map(|c| Value::String(c.clone()))
+                    .collect(),
+            ),
+        ),
+        (
+            "food",
+            Value::Array(
+                food.iter()
+                    .map(|(v, k, p)| json!({"value": v, "kind": k, "price": p}))
+                    .collect(),
+            ),
+        ),
         ("hotels", Value::Array(hotels)),
     ]);
     let cand = CityCandidates {
         name,
-        offered: offered.iter().map(|x| x.name.clone()).collect(),
+        offered: offered.iter().map(|&i| atts[i].name.clone()).collect(),
         inventory,
         categories,
         food: food.into_iter().map(|(v, _, _)| v).collect(),
         foods: res.food[c as usize].clone(),
+        names: CityNames::of_city(res, c),
     };
     let defs = city_defs(c, &cand);
     CityData {
@@ -427,6 +459,39 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
             .expect("JSON"),
         defs,
     }
+}
+
+/// The offered attractions of a city, most popular first, each part of a scenic area listed
+/// under its area (`parts`: its `ticket` is the extra fee inside the area's ticket), or, when the
+/// area itself is not offered, with `part_of` naming it.
+fn attractions_json(atts: &[Attraction], offered: &[usize]) -> Value {
+    let entry = |i: usize| {
+        let x = &atts[i];
+        json!({"name": x.name, "category": x.category, "popularity": x.popularity, "ticket": x.ticket})
+    };
+    // the outermost offered area around an attraction (parts of parts join the outer area)
+    let area = |i: usize| {
+        parents::ancestors(atts, i)
+            .filter(|a| offered.contains(a))
+            .last()
+    };
+    let mut out = Vec::with_capacity(offered.len());
+    for &i in offered.iter().filter(|&&i| area(i).is_none()) {
+        let mut e = entry(i);
+        let parts: Vec<Value> = offered
+            .iter()
+            .filter(|&&k| area(k) == Some(i))
+            .map(|&k| entry(k))
+            .collect();
+        if !parts.is_empty() {
+            e["parts"] = Value::Array(parts);
+        }
+        if let Some(p) = atts[i].parent {
+            e["part_of"] = Value::String(atts[p as usize].name.clone());
+        }
+        out.push(e);
+    }
+    Value::Array(out)
 }
 
 /// A JSON object from owned parts (`json!` would deep-copy nested values it is handed).
@@ -650,4 +715,78 @@ pub fn schema(members: &[Member], cities: &[Arc<CityData>], min_budget: u32) -> 
     }
     defs.push('}');
     format!("{},\"$defs\":{defs}}}", &top[..top.len() - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::{Alias, AliasKind};
+
+    fn att(name: &str, ticket: u32, parent: Option<u32>) -> Attraction {
+        Attraction {
+            parent,
+            ..crate::resources::parents::tests::att(name, ticket)
+        }
+    }
+
+    #[test]
+    fn issue12_parts_are_listed_under_their_area() {
+        let atts = vec![
+            att("华山", 160, None),
+            att("华山西峰", 0, Some(0)),
+            att("翠云宫", 0, Some(1)),
+            att("西岳庙", 0, None),
+            att("长空栈道", 30, Some(5)),
+            att("华山南峰", 0, Some(0)),
+        ];
+        let v = attractions_json(&atts, &[0, 1, 2, 3, 4]);
+        let names = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(names(&v), ["华山", "西岳庙"]);
+        // parts of parts join the outermost offered area (华山南峰 itself is not offered)
+        assert_eq!(names(&v[0]["parts"]), ["华山西峰", "翠云宫", "长空栈道"]);
+        assert!(v[1].get("parts").is_none() && v[1].get("part_of").is_none());
+        // no area offered: the part names the area it lies in
+        let v = attractions_json(&atts, &[3, 4]);
+        assert_eq!(names(&v), ["西岳庙", "长空栈道"]);
+        assert_eq!(v[1]["part_of"], "华山南峰");
+    }
+
+    #[test]
+    fn issue12_replies_may_name_a_candidate_by_an_alias() {
+        let aliases = [Alias {
+            alias: "南山寺".into(),
+            name: "南山文化旅游区".into(),
+            kind: AliasKind::PartOf,
+        }];
+        let c = CityCandidates {
+            inventory: [
+                ("南山文化旅游区".to_string(), true),
+                ("天涯海角".to_string(), false),
+            ]
+            .into_iter()
+            .collect(),
+            names: CityNames::new(
+                vec!["南山文化旅游区".into(), "天涯海角".into()],
+                &aliases,
+                vec!["三亚市".into(), "三亚".into()],
+            ),
+            ..Default::default()
+        };
+        assert_eq!(
+            c.attraction("南山寺"),
+            Some(("南山文化旅游区".into(), true))
+        );
+        assert_eq!(
+            c.attraction("三亚市天涯海角景区"),
+            Some(("天涯海角".into(), false))
+        );
+        assert_eq!(c.attraction("天涯海角"), Some(("天涯海角".into(), false)));
+        assert_eq!(c.attraction("亚龙湾"), None);
+    }
 }
