@@ -373,6 +373,10 @@ const REFERENCE_ERRORS: [(&str, &str); 13] = [
 ];
 
 #[test]
+#[cfg_attr(
+    not(has_reference_data),
+    ignore = "needs ../shared/reference_data (absent)"
+)]
 fn issue12_5a_coordinates_within_10_km_of_reliable_reference_points() {
     let Some(shared) = shared() else { return };
     let reference = shared.join("reference_data");
@@ -464,6 +468,10 @@ fn issue12_5a_coordinates_within_10_km_of_reliable_reference_points() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_reference_data),
+    ignore = "needs ../shared/reference_data (absent)"
+)]
 fn issue12_official_examples_resolve_release_names() {
     let Some(shared) = shared() else { return };
     let cfg = config_in(&std::env::temp_dir());
