@@ -402,11 +402,6 @@ impl Config {
         }
         check_task_count("run.n (--n)", self.run.n)?;
         check_threads(self.run.threads)?;
-        if self.generate.max_tries == 0 {
-            bail!(
-                "generate.max_tries must be at least 1: it counts the first try (1 = no regeneration; a task that fails is dropped and replaced)"
-            );
-        }
         let t = s.thresholds();
         if t.easy_below > t.hard_above {
             bail!(
@@ -443,21 +438,36 @@ impl Config {
 }
 
 /// The most tasks one build process makes: it holds a skeleton per task and, at the limit,
-/// peaks near 2 GB (651 MiB were measured for 300,000 tasks).
+/// peaks near 2 GB (651 MiB were measured for 300,000 tasks). Larger splits are built in shards.
 pub const MAX_TASKS: usize = 1_000_000;
+
+/// The most tasks of a plan (a split, all shards together): every process holds a class and a
+/// few task ids per task of the plan (about 400 MB at the limit).
+pub const MAX_PLAN_TASKS: usize = 10_000_000;
 
 /// More worker threads than this only cost: gtb's work is CPU-bound and does not depend on the
 /// thread count (1,024 threads took 11 s for 20 tasks on 2 cores, 256 took 1 s).
 pub const MAX_THREADS: usize = 256;
 
-/// A task count (`what` names the setting) between 1 and `MAX_TASKS`.
+/// A plan's task count (`what` names the setting): between 1 and `MAX_PLAN_TASKS`.
 pub fn check_task_count(what: &str, n: usize) -> Result<()> {
     if n == 0 {
         bail!("{what} must be at least 1");
     }
-    if n > MAX_TASKS {
+    if n > MAX_PLAN_TASKS {
         bail!(
-            "{what} is {n}: a build makes at most {MAX_TASKS} tasks (each is held in memory while it is built)"
+            "{what} is {n}: a plan has at most {MAX_PLAN_TASKS} tasks (every process holds a class and a few ids per task of the plan)"
+        );
+    }
+    Ok(())
+}
+
+/// What one process builds of a plan of `n` tasks in `shards` slices: at most `MAX_TASKS`.
+pub fn check_process_tasks(what: &str, n: usize, shards: usize) -> Result<()> {
+    if n.div_ceil(shards) > MAX_TASKS {
+        bail!(
+            "{what} is {n}: one build process makes at most {MAX_TASKS} tasks (each is held in memory while it is built); build it in shards: --shard I/N with N >= {}, then gtb merge",
+            n.div_ceil(MAX_TASKS)
         );
     }
     Ok(())

@@ -146,7 +146,7 @@ impl<'a> Sampler<'a> {
                 };
                 if need < a.slots.len() {
                     bail!(
-                        "archetype {} slot {} ({}): only {} profiles match its filter ({}); widen the filter or add profiles",
+                        "archetype {} slot {} ({}): only {} profiles match its filter {:?}; widen the filter or add profiles",
                         a.group_id,
                         slot.user,
                         slot.role,
@@ -190,7 +190,7 @@ impl<'a> Sampler<'a> {
             if quotas[k.index()] > 0 && (w.is_nan() || w <= 0.0) {
                 let any = cells.iter().any(|c| c.class == k);
                 bail!(
-                    "unsatisfiable quotas: {} {} tasks requested, but {} under the {} difficulty formula (easy below {}, hard above {}); change sample.quotas, sample.difficulty or sample.thresholds",
+                    "unsatisfiable quotas: {} {} tasks requested, but {} under the {:?} difficulty formula with thresholds {:?}; change sample.quotas, sample.difficulty or sample.thresholds",
                     quotas[k.index()],
                     k.as_str(),
                     if any {
@@ -198,9 +198,8 @@ impl<'a> Sampler<'a> {
                     } else {
                         "no (archetype, cities, days) combination falls in that class"
                     },
-                    s.difficulty.name(),
-                    thresholds.easy_below,
-                    thresholds.hard_above
+                    s.difficulty,
+                    thresholds
                 );
             }
         }
@@ -288,6 +287,20 @@ impl<'a> Sampler<'a> {
         out
     }
 
+    /// The class of slot `index` (one of the first n).
+    pub fn class_at(&self, index: usize) -> Class {
+        self.cells[self.cell_plan[index]].class
+    }
+
+    /// The task number of stream position `index`: the shuffled id pool (the release's look)
+    /// while it lasts, then numbers above the pool, so that no two positions share an id.
+    fn task_number(&self, index: usize) -> usize {
+        match self.ids.get(index) {
+            Some(&id) => id as usize,
+            None => index + 1,
+        }
+    }
+
     pub fn quotas(&self) -> [usize; 3] {
         self.quotas
     }
@@ -349,7 +362,7 @@ impl<'a> Sampler<'a> {
         }
         Skeleton {
             index,
-            task_id: format!("task_{:06}", self.ids[index % self.ids.len()]),
+            task_id: format!("task_{:06}", self.task_number(index)),
             group_id: a.group_id.clone(),
             departure_city: res.city(hub).name.clone(),
             cities: cluster

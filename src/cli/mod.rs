@@ -225,8 +225,24 @@ pub enum Command {
         /// When another build holds the output folder, wait for it instead of failing at once
         #[arg(long)]
         wait: bool,
+        /// Build slice I of N (0-based) of the same plan into --out; `gtb merge` joins them
+        #[arg(long, value_name = "I/N")]
+        shard: Option<ops::build::Shard>,
         #[command(flatten)]
         llm_args: LlmArgs,
+    },
+    /// Join the slices of `gtb build --shard I/N` runs into the split the unsharded build
+    /// writes (same bytes), with its reports and manifest
+    Merge {
+        /// The --out folders of the shard builds
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder
+        #[arg(long)]
+        out: PathBuf,
+        /// When another build holds the output folder, wait for it instead of failing at once
+        #[arg(long)]
+        wait: bool,
     },
     /// Sample task skeletons only
     Sample {
@@ -350,6 +366,7 @@ fn run(cli: Cli) -> Result<()> {
             holdout_cities,
             llm,
             wait,
+            shard,
             llm_args,
         } => {
             apply_run(&mut cfg, &run);
@@ -376,19 +393,15 @@ fn run(cli: Cli) -> Result<()> {
                 verbose: true,
                 holdout_cities,
                 wait,
+                shard,
                 ..ops::BuildPlan::new(cfg)
             };
             let s = ops::build(&plan)?;
-            for sp in &s.splits {
-                println!(
-                    "{}: {} tasks -> {} (sha256 {}, {} dropped and replaced)",
-                    sp.name,
-                    sp.tasks,
-                    sp.path.display(),
-                    sp.sha256,
-                    sp.dropped
-                );
-            }
+            print_splits(&s.splits);
+        }
+        Command::Merge { dirs, out, wait } => {
+            let s = ops::merge::merge(&ops::merge::MergeOptions { dirs, out, wait })?;
+            print_splits(&s);
         }
         Command::Sample { run, out } => {
             apply_run(&mut cfg, &run);
@@ -405,11 +418,6 @@ fn run(cli: Cli) -> Result<()> {
                     ..Default::default()
                 },
             )?;
-            if n < target {
-                eprintln!(
-                    "note: {n} clusters, fewer than --target {target}: every multi-city candidate is used"
-                );
-            }
             println!("{n} clusters -> {}", cfg.paths.clusters.display());
         }
         Command::Audit {
@@ -478,6 +486,23 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One line per split (or shard slice) written.
+fn print_splits(splits: &[ops::build::SplitSummary]) {
+    for sp in splits {
+        let what = match sp.shard {
+            Some(sh) => format!("{} shard {sh}", sp.name),
+            None => sp.name.clone(),
+        };
+        println!(
+            "{what}: {} tasks -> {} (sha256 {}, {} dropped and replaced)",
+            sp.tasks,
+            sp.path.display(),
+            sp.sha256,
+            sp.dropped
+        );
+    }
 }
 
 pub fn main() -> ExitCode {

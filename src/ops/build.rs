@@ -12,6 +12,7 @@ mod generate;
 mod prepare;
 mod sample;
 mod settle;
+mod shard;
 mod split;
 mod validate;
 mod write;
@@ -22,11 +23,13 @@ use crate::pipeline::Decision;
 use crate::pipeline::dag::{Dag, Event, Stage};
 use crate::resources::{CityId, Resources};
 use crate::task::Task;
-use anyhow::Result;
+use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+pub(crate) use shard::ShardFile;
+pub use split::Shard;
 use split::{Artifacts, Split, SplitPaths};
-use std::collections::BTreeSet;
 use std::path::PathBuf;
+pub(crate) use write::{Publication, publish};
 
 /// A validated run plan: the resolved config plus what to do.
 #[derive(Debug, Clone)]
@@ -42,6 +45,8 @@ pub struct BuildPlan {
     pub holdout_cities: usize,
     /// when another build holds the output folder: wait for it (else fail at once)
     pub wait: bool,
+    /// build one slice of every split (`gtb merge` joins the slices)
+    pub shard: Option<Shard>,
 }
 
 impl BuildPlan {
@@ -54,14 +59,30 @@ impl BuildPlan {
             verbose: false,
             holdout_cities: 0,
             wait: false,
+            shard: None,
         }
     }
 
-    /// Check the plan before anything runs: the config, and the size of every split.
+    /// Check the plan before anything runs: the config, the size of every split, and what
+    /// one process (a shard) builds of it.
     pub fn validate(&self) -> Result<()> {
+        use crate::config::{check_process_tasks, check_task_count};
         self.cfg.validate()?;
-        for (name, n) in &self.splits {
-            crate::config::check_task_count(&format!("--splits {name}"), *n)?;
+        let shards = self.shard.map_or(1, |s| s.count);
+        let sizes: Vec<(String, usize)> = if self.splits.is_empty() {
+            vec![("run.n (--n)".into(), self.cfg.run.n)]
+        } else {
+            self.splits
+                .iter()
+                .map(|(name, n)| (format!("--splits {name}"), *n))
+                .collect()
+        };
+        for (what, n) in &sizes {
+            check_task_count(what, *n)?;
+            check_process_tasks(what, *n, shards)?;
+            if shards > *n {
+                bail!("{what} is {n}: fewer tasks than the {shards} shards of --shard");
+            }
         }
         Ok(())
     }
@@ -74,6 +95,8 @@ pub struct SplitSummary {
     pub path: PathBuf,
     pub sha256: String,
     pub dropped: usize,
+    /// the slice a `--shard` build made (its `path` is the slice's validated lines)
+    pub shard: Option<Shard>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -84,14 +107,20 @@ pub struct BuildSummary {
 }
 
 /// The build's stages in execution order. A new stage is a `Stage` implementation in its own
-/// file under `ops/build/`, added here; its upstream stages must come before it.
-fn stages<'a>() -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
+/// file under `ops/build/`, added here; its upstream stages must come before it. A shard ends
+/// with its slice (`shard`) instead of the published split (`write`, after `gtb merge`).
+fn stages<'a>(sharded: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
+    let last: &'a dyn Stage<Split<'a>, Artifacts> = if sharded {
+        &shard::ShardSlice
+    } else {
+        &write::WriteSplit
+    };
     vec![
         &prepare::Prepare,
         &sample::Sample,
         &generate::Generate,
         &validate::Validate,
-        &write::WriteSplit,
+        last,
     ]
 }
 
@@ -150,8 +179,6 @@ pub fn build_with(
     } else {
         plan.splits.clone()
     };
-    // signatures of the splits built so far: later splits avoid them (leakage-free splits)
-    let mut seen: BTreeSet<String> = BTreeSet::new();
     let held_out = crate::sample::Sampler::held_out_cities(cfg, res, plan.holdout_cities);
     if !held_out.is_empty() && plan.verbose {
         let names: Vec<&str> = held_out
@@ -160,29 +187,64 @@ pub fn build_with(
             .collect();
         eprintln!("held-out cities (test split only): {}", names.join("、"));
     }
-    for (name, n) in &splits {
-        let mut split_cfg = cfg.clone();
-        split_cfg.run.n = *n;
-        if !single {
-            // every split has its own stream, derived from the master seed and its name
-            let d = blake3::hash(format!("{}/{}", cfg.run.seed, name).as_bytes());
-            split_cfg.run.seed = u64::from_le_bytes(d.as_bytes()[..8].try_into().expect("8 bytes"));
-        }
-        let avoid: &[CityId] = if name == "test" { &[] } else { &held_out };
-        let ctx = Split::new(
-            &split_cfg,
-            res,
-            generator,
-            SplitPaths::of(cfg, name, single),
-            name,
-            avoid,
-            seen.iter().cloned().collect(),
-        );
-        let (art, split_summary) = run_split(plan, &ctx, &mut summary)?;
-        seen.extend(art.signatures().iter().cloned());
-        summary.splits.extend(split_summary);
+    let split_cfgs: Vec<Config> = splits
+        .iter()
+        .map(|(name, n)| {
+            let mut split_cfg = cfg.clone();
+            split_cfg.run.n = *n;
+            if !single {
+                // every split has its own stream, derived from the master seed and its name
+                let d = blake3::hash(format!("{}/{}", cfg.run.seed, name).as_bytes());
+                split_cfg.run.seed =
+                    u64::from_le_bytes(d.as_bytes()[..8].try_into().expect("8 bytes"));
+            }
+            split_cfg
+        })
+        .collect();
+    let mut ctxs: Vec<Split> = splits
+        .iter()
+        .zip(&split_cfgs)
+        .map(|((name, _), split_cfg)| {
+            let avoid: &[CityId] = if name == "test" { &[] } else { &held_out };
+            let paths = SplitPaths::of(cfg, name, single);
+            Split::new(split_cfg, res, generator, paths, name, avoid, plan.shard)
+        })
+        .collect();
+    if !single {
+        introduce_neighbours(&mut ctxs)?;
+    }
+    for ctx in &ctxs {
+        summary
+            .splits
+            .extend(run_split(plan, ctx, &mut summary.stages)?);
     }
     Ok(summary)
+}
+
+/// Leakage-free splits, decided without building any split (so that a shard can decide
+/// alone): each split avoids the sampled signatures of the splits before it; a replacement
+/// avoids every other split's sampled signatures and hashes to its own split's class.
+fn introduce_neighbours(ctxs: &mut [Split]) -> Result<()> {
+    let mut sampled: Vec<Vec<String>> = Vec::with_capacity(ctxs.len());
+    for ctx in ctxs.iter_mut() {
+        let mut earlier: Vec<String> = sampled.iter().flatten().cloned().collect();
+        earlier.sort_unstable();
+        earlier.dedup();
+        ctx.neighbours.earlier = earlier;
+        sampled.push(sample::sampled_signatures(ctx)?);
+    }
+    let count = ctxs.len();
+    for (k, ctx) in ctxs.iter_mut().enumerate() {
+        let mut others: Vec<String> = (0..count)
+            .filter(|&j| j != k)
+            .flat_map(|j| sampled[j].iter().cloned())
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        ctx.neighbours.others = others;
+        ctx.neighbours.class = (k, count);
+    }
+    Ok(())
 }
 
 /// Lock the output, work and reports folders, then remove the temp files that runs which died
@@ -206,15 +268,16 @@ fn lock_run_folders(plan: &BuildPlan) -> Result<super::lock::FolderLock> {
     Ok(held)
 }
 
-/// Plan and run the stages of one split; `None` with `--explain`.
+/// Plan and run the stages of one split; `None` with `--explain`. The decisions go to
+/// `decisions` as (split/stage, decision).
 fn run_split(
     plan: &BuildPlan,
     ctx: &Split,
-    summary: &mut BuildSummary,
-) -> Result<(Artifacts, Option<SplitSummary>)> {
-    let dag = Dag::new(stages())?;
+    decisions: &mut Vec<(String, Decision)>,
+) -> Result<Option<SplitSummary>> {
+    let dag = Dag::new(stages(plan.shard.is_some()))?;
     let planned = dag.plan(ctx, &ctx.paths.work);
-    summary.stages.extend(
+    decisions.extend(
         planned
             .iter()
             .map(|p| (format!("{}/{}", ctx.name, p.stage), p.decision.clone())),
@@ -228,20 +291,21 @@ fn run_split(
     let mut art = Artifacts::default();
     if plan.explain {
         dag.explain(&planned, &mut report);
-        // later splits' fingerprints depend on this split's signatures: read them if fresh
-        art.reuse_signatures(ctx, &planned);
-        return Ok((art, None));
+        return Ok(None);
     }
     art.planned = planned.clone();
     dag.execute(&planned, ctx, &ctx.paths.work, &mut art, &mut report)?;
-    let s = SplitSummary {
+    Ok(Some(SplitSummary {
         name: ctx.name.clone(),
         tasks: art.skeletons.len(),
-        path: ctx.paths.tasks.clone(),
+        path: art
+            .published
+            .clone()
+            .unwrap_or_else(|| ctx.paths.tasks.clone()),
         sha256: art.sha256.clone().unwrap_or_default(),
         dropped: art.validated.as_ref().map_or(0, |v| v.dropped),
-    };
-    Ok((art, Some(s)))
+        shard: plan.shard,
+    }))
 }
 
 /// One line per event on stderr, as it happens: a failed build shows which stages ran.

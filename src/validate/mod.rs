@@ -52,15 +52,30 @@ pub const CHECKS: [&str; 8] = [
 ];
 
 /// A finding about one task: where, what, and whether it was fixed.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Finding {
-    pub check: &'static str,
+    #[serde(deserialize_with = "check_name")]
+    pub check: CheckName,
     pub task_id: String,
     pub user: String,
     pub city: String,
     pub field: String,
     pub item: String,
     pub message: String,
+}
+
+/// A check's name, one of `CHECKS` (an alias: serde would take a plain `&'static str` field
+/// as borrowed from the input).
+pub type CheckName = &'static str;
+
+/// A check's name read back (a shard's report): one of `CHECKS`.
+fn check_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let name = <String as serde::Deserialize>::deserialize(d)?;
+    CHECKS
+        .iter()
+        .find(|c| **c == name)
+        .copied()
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown check {name:?}")))
 }
 
 impl std::fmt::Display for Finding {

@@ -1,13 +1,13 @@
 //! Validation reports: `report.json` (machine-readable) and `report.md` (a readable summary).
 
 use super::{CHECKS, Finding, Outcome};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Keep at most this many findings per check in the report (counts stay exact).
 const MAX_LISTED: usize = 200;
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckStats {
     /// tasks that passed this check untouched
     pub passes: usize,
@@ -21,13 +21,13 @@ pub struct CheckStats {
     pub findings_omitted: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Drop {
     pub task_id: String,
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// tasks generated (first attempts of skeletons, replacements included)
     pub generated: usize,
@@ -36,6 +36,9 @@ pub struct Report {
     pub replacements: usize,
     pub checks: BTreeMap<String, CheckStats>,
     pub drops: Vec<Drop>,
+    /// sha256 of the task file the published report describes
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_jsonl_sha256: Option<String>,
 }
 
 impl Report {
@@ -93,8 +96,32 @@ impl Report {
         });
     }
 
+    /// Append the report of the slots after this one's (a later shard): the same report as
+    /// booking all of their slots in order.
+    pub fn merge(&mut self, later: Report) {
+        self.generated += later.generated;
+        self.written += later.written;
+        self.dropped += later.dropped;
+        self.replacements += later.replacements;
+        for (c, st) in later.checks {
+            let mine = self.checks.entry(c).or_default();
+            mine.passes += st.passes;
+            mine.fixes += st.fixes;
+            mine.retries += st.retries;
+            mine.drops += st.drops;
+            mine.findings_omitted += st.findings_omitted;
+            for f in &st.findings {
+                Self::push(mine, f);
+            }
+        }
+        self.drops.extend(later.drops);
+    }
+
     pub fn to_markdown(&self) -> String {
         let mut s = String::from("# Validation report\n\n");
+        if let Some(sha) = &self.test_jsonl_sha256 {
+            s.push_str(&format!("Describes the task file with sha256 `{sha}`.\n\n"));
+        }
         s.push_str(&format!(
             "Generated {} tasks ({} of them replacements): {} written + {} dropped = {}.\n\n",
             self.generated,

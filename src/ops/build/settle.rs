@@ -97,11 +97,33 @@ fn no_table(task_id: &str) -> Outcome {
     }
 }
 
-/// What the validate stage accumulates over accepted tasks.
+/// What happened to one slot, in order: its skeleton's task settled, then each replacement's.
+/// The last one is accepted once the slot is done.
+pub(super) struct SlotHistory(pub Vec<(Skeleton, Settled)>);
+
+impl SlotHistory {
+    /// The slot's accepted task, if it has one yet.
+    pub fn accepted(&self) -> Option<&Task> {
+        match self.0.last() {
+            Some((_, (Ok((t, _)), _))) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn last_skeleton(&self) -> &Skeleton {
+        &self
+            .0
+            .last()
+            .expect("a history starts with the slot's skeleton")
+            .0
+    }
+}
+
+/// What the validate stage accumulates: the report, booked slot by slot in slot order (so
+/// that shards' reports merge into the whole build's), and the users of accepted tasks.
 pub(super) struct Tally {
     pub report: Report,
     pub users: usize,
-    pub signatures: Vec<String>,
+    pub slots: usize,
 }
 
 impl Tally {
@@ -111,31 +133,30 @@ impl Tally {
         Tally {
             report,
             users: 0,
-            signatures: vec![String::new(); slots],
+            slots,
         }
     }
 
-    /// Book a settled slot: its retries, and the accepted task's fixes, users and signature.
-    pub fn record(
-        &mut self,
-        slot: usize,
-        r: std::result::Result<(Task, Outcome), Outcome>,
-        failures: &[Outcome],
-    ) -> std::result::Result<Task, Outcome> {
-        match r {
-            Ok((t, o)) => {
-                failures.iter().for_each(|f| self.report.retry(f));
-                self.report.accept(&o);
-                self.users += t.user_preferences.len();
-                self.signatures[slot] = super::signature_of(&t);
-                Ok(t)
+    /// Book a slot's history: each try's retries, fixes or drop, and the replacements.
+    pub fn record_slot(&mut self, history: SlotHistory) {
+        for (k, (sk, (r, failures))) in history.0.into_iter().enumerate() {
+            if k > 0 {
+                self.report.generated += 1;
+                self.report.replacements += 1;
             }
-            Err(o) => {
-                // the last failure is the drop itself, counted by `drop_task`
-                failures[..failures.len().saturating_sub(1)]
-                    .iter()
-                    .for_each(|f| self.report.retry(f));
-                Err(o)
+            match r {
+                Ok((t, o)) => {
+                    failures.iter().for_each(|f| self.report.retry(f));
+                    self.report.accept(&o);
+                    self.users += t.user_preferences.len();
+                }
+                Err(o) => {
+                    // the last failure is the drop itself, counted by `drop_task`
+                    failures[..failures.len().saturating_sub(1)]
+                        .iter()
+                        .for_each(|f| self.report.retry(f));
+                    self.report.drop_task(&sk.task_id, &o);
+                }
             }
         }
     }

@@ -3,15 +3,16 @@
 
 use crate::config::Config;
 use crate::generate::PreferenceGenerator;
+use crate::pipeline::WorkDir;
 use crate::pipeline::dag::Planned;
-use crate::pipeline::{Decision, WorkDir};
 use crate::resources::{CityId, Resources};
 use crate::sample::Sampler;
 use crate::task::Skeleton;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::cell::OnceCell;
+use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// Where a split's files go.
 pub(super) struct SplitPaths {
@@ -43,6 +44,55 @@ impl SplitPaths {
     }
 }
 
+/// Slice `index` of `count` of a plan: `gtb build --shard I/N` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// The slots of a split of `n` this shard builds: contiguous, sizes differing by one at most.
+    pub fn slots(&self, n: usize) -> Range<usize> {
+        self.index * n / self.count..(self.index + 1) * n / self.count
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Shard> {
+        let parsed = s.split_once('/').and_then(|(i, n)| {
+            Some(Shard {
+                index: i.trim().parse().ok()?,
+                count: n.trim().parse().ok()?,
+            })
+        });
+        match parsed {
+            Some(sh) if sh.count >= 1 && sh.index < sh.count => Ok(sh),
+            _ => anyhow::bail!(
+                "{s:?} is not I/N with 0 <= I < N (shards count from 0, as Slurm array and Kubernetes completion indexes do)"
+            ),
+        }
+    }
+}
+
+/// Where a split stands among the splits of a build, for leakage-free splits: the sampled
+/// signatures of the splits before it (avoided by its sample), of every other split (avoided by
+/// its replacements), and its class: a replacement's signature hashes to `class.0` mod
+/// `class.1`, so two splits' replacements never meet.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Neighbours {
+    pub earlier: Vec<String>,
+    pub others: Vec<String>,
+    pub class: (usize, usize),
+}
+
 /// Everything a stage of one split may read.
 pub(super) struct Split<'a> {
     /// the split's config: its own `run.n` and `run.seed`
@@ -53,13 +103,15 @@ pub(super) struct Split<'a> {
     pub name: String,
     /// destination cities this split must not visit
     pub held_out: &'a [CityId],
-    /// signatures of the splits built before this one, sorted: this split avoids them
-    pub exclusions: Vec<String>,
-    sampler: OnceCell<Sampler<'a>>,
+    /// the other splits (empty for a single split)
+    pub neighbours: Neighbours,
+    /// `--shard`: this process builds the slots `slots` only
+    pub shard: Option<Shard>,
+    pub slots: Range<usize>,
+    sampler: OnceLock<Sampler<'a>>,
 }
 
 impl<'a> Split<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         cfg: &'a Config,
         res: &'a Resources,
@@ -67,8 +119,9 @@ impl<'a> Split<'a> {
         paths: SplitPaths,
         name: &str,
         held_out: &'a [CityId],
-        exclusions: Vec<String>,
+        shard: Option<Shard>,
     ) -> Self {
+        let n = cfg.run.n;
         Split {
             cfg,
             res,
@@ -76,8 +129,13 @@ impl<'a> Split<'a> {
             paths,
             name: name.to_string(),
             held_out,
-            exclusions,
-            sampler: OnceCell::new(),
+            neighbours: Neighbours {
+                class: (0, 1),
+                ..Neighbours::default()
+            },
+            shard,
+            slots: shard.map_or(0..n, |s| s.slots(n)),
+            sampler: OnceLock::new(),
         }
     }
 
@@ -89,25 +147,32 @@ impl<'a> Split<'a> {
         let s = Sampler::excluding(self.cfg, self.res, self.cfg.run.n, self.held_out)?;
         Ok(self.sampler.get_or_init(|| s))
     }
+}
 
-    /// Whether an earlier split holds a skeleton of this signature.
-    pub fn is_excluded(&self, signature: &str) -> bool {
-        self.exclusions
-            .binary_search_by(|s| s.as_str().cmp(signature))
-            .is_ok()
-    }
+/// Whether a sorted list holds `signature`.
+pub(super) fn holds(sorted: &[String], signature: &str) -> bool {
+    sorted
+        .binary_search_by(|s| s.as_str().cmp(signature))
+        .is_ok()
 }
 
 /// What the validate stage learns beside its artifact (kept in the work directory).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(super) struct ValidateSummary {
+pub(crate) struct ValidateSummary {
     pub classes: [usize; 3],
     pub users: usize,
     pub dropped: usize,
-    pub signatures: Vec<String>,
 }
 
 impl ValidateSummary {
+    /// The counts of this slice and a later one together.
+    pub fn add(&mut self, other: &ValidateSummary) {
+        for (a, b) in self.classes.iter_mut().zip(other.classes) {
+            *a += b;
+        }
+        self.users += other.users;
+        self.dropped += other.dropped;
+    }
     pub fn path(work: &WorkDir) -> PathBuf {
         work.root.join("validate.summary.json")
     }
@@ -126,26 +191,10 @@ pub(super) struct Artifacts {
     pub planned: Vec<Planned>,
     /// sample: the skeletons of the split's slots, in slot order
     pub skeletons: Vec<Skeleton>,
-    /// validate: counts and the accepted tasks' signatures
+    /// validate: counts for the manifest
     pub validated: Option<ValidateSummary>,
-    /// write: sha256 of the published task file
+    /// write (shard): sha256 of the published task file (the shard's slice)
     pub sha256: Option<String>,
-}
-
-impl Artifacts {
-    /// Signatures of the split's accepted tasks (empty before validate ran or was reused).
-    pub fn signatures(&self) -> &[String] {
-        self.validated.as_ref().map_or(&[], |v| &v.signatures)
-    }
-
-    /// `--explain` runs nothing, but the next split's fingerprint needs this split's
-    /// signatures: take them from a fresh validate stage.
-    pub fn reuse_signatures(&mut self, ctx: &Split, planned: &[Planned]) {
-        let fresh = planned
-            .iter()
-            .any(|p| p.stage == "validate" && p.decision == Decision::Fresh);
-        if fresh {
-            self.validated = ValidateSummary::read(&ctx.paths.work).ok();
-        }
-    }
+    /// shard: where the slice's lines went
+    pub published: Option<PathBuf>,
 }

@@ -5,23 +5,19 @@
 //! `validate.summary.json` keeps the counts for the manifest.
 
 use super::generate::{CHUNK, attempt};
-use super::sample::{class_of, redraw_excluded};
-use super::settle::{Tally, settle_batch};
+use super::sample::{class_of, replacement};
+use super::settle::{Settled, SlotHistory, Tally, settle_batch};
 use super::split::{Artifacts, Split, ValidateSummary};
 use crate::CODE_VERSION;
-use crate::difficulty::Class;
-use crate::digest::{FileWriter, TempPath};
 use crate::ops::sinks::{ReportDir, ReportSink};
 use crate::pipeline::Fingerprint;
 use crate::pipeline::dag::Stage;
 use crate::task::{Skeleton, Task};
-use crate::validate::{Outcome, Validator};
+use crate::validate::Validator;
+use crate::validate::report::Report;
 use anyhow::{Context, Result, bail};
-use indicatif::ProgressBar;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
-use std::path::Path;
+use std::io::BufRead;
 
 pub(super) struct Validate;
 
@@ -51,20 +47,34 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         let work = &ctx.paths.work;
         let pb = super::bar(skeletons.len(), "validate");
         let mut tally = Tally::new(skeletons.len());
-        // accepted lines go straight to a temp file in slot order; a dropped slot leaves an
-        // empty line that the replacement fills in the final pass
-        let slots = TempPath::beside(&work.root.join("validate.slots"));
-        let failed = first_pass(ctx, &validator, skeletons, slots.path(), &mut tally, &pb)?;
-        let replaced = replace_dropped(ctx, &validator, skeletons, failed, &mut tally)?;
-        pb.finish_and_clear();
+        let generated = work.artifact("generate");
+        let file = std::fs::File::open(&generated)
+            .with_context(|| format!("reading {}", generated.display()))?;
+        let mut first_attempts = std::io::BufReader::new(file).lines();
+        // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
+        // in slot order and book every slot's history in slot order
         crate::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
-            fill_slots(slots.path(), &replaced, w)
+            for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
+                let first = read_first_attempts(chunk, &mut first_attempts)?;
+                let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
+                let start = ctx.slots.start + ci * CHUNK;
+                let histories = replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
+                let lines: Vec<Option<String>> = histories
+                    .par_iter()
+                    .map(|h| h.accepted().map(crate::pyjson::to_string))
+                    .collect();
+                for (h, line) in histories.into_iter().zip(lines) {
+                    tally.record_slot(h);
+                    w.write_all(line.context("a slot without an accepted task")?.as_bytes())?;
+                    w.write_all(b"\n")?;
+                }
+                pb.inc(chunk.len() as u64);
+            }
+            Ok(())
         })?;
-        drop(slots);
+        pb.finish_and_clear();
         let Tally {
-            mut report,
-            users,
-            signatures,
+            mut report, users, ..
         } = tally;
         report.written = skeletons.len();
         let mut classes = [0usize; 3];
@@ -75,7 +85,6 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             classes,
             users,
             dropped: report.dropped,
-            signatures,
         };
         // published by the write stage, with the sha256 of the file it describes
         ReportDir(work.root.clone()).write_report(&report)?;
@@ -89,143 +98,84 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
     }
 }
 
-/// Settle every slot's first attempt chunk by chunk, writing accepted lines to `part` in slot
-/// order (an empty line for a dropped slot). Returns the dropped slots with their last failure.
-fn first_pass(
-    ctx: &Split,
-    validator: &Validator,
-    skeletons: &[Skeleton],
-    part: &Path,
-    tally: &mut Tally,
-    pb: &ProgressBar,
-) -> Result<Vec<(usize, Outcome)>> {
-    let mut part_w = FileWriter::create(part)?;
-    let mut failed_slots = Vec::new();
-    let generated = ctx.paths.work.artifact("generate");
-    let file = std::fs::File::open(&generated)
-        .with_context(|| format!("reading {}", generated.display()))?;
-    let mut reader = std::io::BufReader::new(file).lines();
-    for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-        let raw: Vec<String> = chunk
-            .iter()
-            .map(|_| {
-                reader
-                    .next()
-                    .context("generate artifact is shorter than the skeleton list")?
-                    .map_err(anyhow::Error::from)
-            })
-            .collect::<Result<_>>()?;
-        // a failure marker, or a line of another skeleton, is no first attempt
-        let tasks: Vec<Option<Task>> = chunk
-            .par_iter()
-            .zip(raw.par_iter())
-            .map(|(sk, line)| {
-                serde_json::from_str::<Task>(line)
-                    .ok()
-                    .filter(|t| t.task_id == sk.task_id)
-            })
-            .collect();
-        let settled = settle_batch(ctx, validator, chunk.iter().collect(), tasks)?;
-        let lines: Vec<Option<String>> = settled
-            .par_iter()
-            .map(|(r, _)| r.as_ref().ok().map(|(t, _)| crate::pyjson::to_string(t)))
-            .collect();
-        for (k, ((r, failures), line)) in settled.into_iter().zip(lines).enumerate() {
-            let slot = ci * CHUNK + k;
-            match tally.record(slot, r, &failures) {
-                Ok(_) => {
-                    part_w.write_all(line.expect("accepted tasks were serialised").as_bytes())?
-                }
-                Err(o) => failed_slots.push((slot, o)),
-            }
-            part_w.write_all(b"\n")?;
-        }
-        pb.inc(chunk.len() as u64);
-    }
-    part_w.finish()?;
-    Ok(failed_slots)
+/// The validation report the validate stage left in the work folder for the stage that
+/// publishes it (write, or shard).
+pub(super) fn waiting_report(work: &crate::pipeline::WorkDir) -> Result<Report> {
+    let path = work.root.join("report.json");
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display()))
 }
 
-/// Replacements for the dropped slots, one after another in slot order (deterministic): each
-/// draws a new skeleton of the dropped slot's class until one is accepted.
+/// The generate artifact's lines of a chunk, parsed: a failure marker, or a line of another
+/// skeleton, is no first attempt.
+fn read_first_attempts(
+    chunk: &[Skeleton],
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+) -> Result<Vec<Option<Task>>> {
+    let raw: Vec<String> = chunk
+        .iter()
+        .map(|_| {
+            lines
+                .next()
+                .context("generate artifact is shorter than the skeleton list")?
+                .map_err(anyhow::Error::from)
+        })
+        .collect::<Result<_>>()?;
+    Ok(chunk
+        .par_iter()
+        .zip(raw.par_iter())
+        .map(|(sk, line)| {
+            serde_json::from_str::<Task>(line)
+                .ok()
+                .filter(|t| t.task_id == sk.task_id)
+        })
+        .collect())
+}
+
+/// Replace the dropped tasks of a chunk (slot `start + i` holds `chunk[i]`): each dropped
+/// slot draws its next alternative skeleton, in rounds over all still-dropped slots (one batch
+/// per round for the generator), until every slot has an accepted task. Each slot's draws are
+/// its own (`sample::replacement`), so the result does not depend on the other slots.
 fn replace_dropped(
     ctx: &Split,
     validator: &Validator,
-    skeletons: &[Skeleton],
-    failed_slots: Vec<(usize, Outcome)>,
-    tally: &mut Tally,
-) -> Result<BTreeMap<usize, Vec<u8>>> {
-    let mut replaced = BTreeMap::new();
-    if failed_slots.is_empty() {
-        return Ok(replaced);
-    }
-    let sampler = ctx.sampler()?;
-    let classes: Vec<Class> = skeletons
+    chunk: &[Skeleton],
+    start: usize,
+    settled: Vec<Settled>,
+    tally: &Tally,
+) -> Result<Vec<SlotHistory>> {
+    let mut histories: Vec<SlotHistory> = chunk
         .iter()
-        .map(|s| class_of(&s.difficulty_type))
+        .zip(settled)
+        .map(|(sk, st)| SlotHistory(vec![(sk.clone(), st)]))
         .collect();
-    // replacement skeletons continue the stream after the split's slots and earlier redraws
-    let mut next_index = ctx
-        .cfg
-        .run
-        .n
-        .max(skeletons.iter().map(|s| s.index + 1).max().unwrap_or(0));
-    let mut guard = 0usize;
-    for (slot, outcome) in failed_slots {
-        let mut last = outcome;
-        let mut dropped_id = skeletons[slot].task_id.clone();
-        loop {
-            tally.report.drop_task(&dropped_id, &last);
-            guard += 1;
-            if guard > skeletons.len() * 4 + 100 {
-                bail!(
-                    "too many tasks dropped ({guard}); see {}",
-                    ctx.paths.reports.display()
-                );
-            }
-            let mut sk = sampler.draw(next_index, classes[slot]);
-            next_index += 1;
-            redraw_excluded(ctx, &mut sk, classes[slot], &mut next_index)?;
-            tally.report.generated += 1;
-            tally.report.replacements += 1;
-            let first = attempt(ctx, &[(&sk, 0, None)])?
-                .pop()
-                .expect("one answer")
-                .ok();
-            let (r, failures) = settle_batch(ctx, validator, vec![&sk], vec![first])?
-                .pop()
-                .expect("one");
-            match tally.record(slot, r, &failures) {
-                Ok(t) => {
-                    replaced.insert(slot, crate::pyjson::to_string(&t).into_bytes());
-                    break;
-                }
-                Err(o) => {
-                    dropped_id = sk.task_id.clone();
-                    last = o;
-                }
-            }
+    let mut dropped = tally.report.dropped;
+    loop {
+        let open: Vec<usize> = (0..histories.len())
+            .filter(|&i| histories[i].accepted().is_none())
+            .collect();
+        if open.is_empty() {
+            return Ok(histories);
+        }
+        dropped += open.len();
+        if dropped > tally.slots * 4 + 100 {
+            bail!(
+                "too many tasks dropped ({dropped}); see {}",
+                ctx.paths.work.root.join("report.md").display()
+            );
+        }
+        let sks: Vec<Skeleton> = open
+            .iter()
+            .map(|&i| replacement(ctx, start + i, histories[i].last_skeleton()))
+            .collect::<Result<_>>()?;
+        let items: Vec<_> = sks.iter().map(|sk| (sk, 0, None)).collect();
+        let first: Vec<Option<Task>> = attempt(ctx, &items)?
+            .into_iter()
+            .map(std::result::Result::ok)
+            .collect();
+        let settled = settle_batch(ctx, validator, sks.iter().collect(), first)?;
+        for ((&i, sk), st) in open.iter().zip(sks).zip(settled) {
+            histories[i].0.push((sk, st));
         }
     }
-    Ok(replaced)
-}
-
-/// The artifact's lines: the part file's, with each empty (dropped) slot filled by its
-/// replacement.
-fn fill_slots(part: &Path, replaced: &BTreeMap<usize, Vec<u8>>, w: &mut dyn Write) -> Result<()> {
-    let f = std::fs::File::open(part).with_context(|| format!("reading {}", part.display()))?;
-    let r = std::io::BufReader::with_capacity(1 << 20, f);
-    for (slot, line) in r.split(b'\n').enumerate() {
-        let line = line?;
-        if line.is_empty() {
-            let fill = replaced
-                .get(&slot)
-                .context("a dropped slot without replacement")?;
-            w.write_all(fill)?;
-        } else {
-            w.write_all(&line)?;
-        }
-        w.write_all(b"\n")?;
-    }
-    Ok(())
 }

@@ -9,13 +9,17 @@
 //! without a manifest is incomplete, and the next build's write stage reruns.
 
 use super::split::{Artifacts, Split, ValidateSummary};
+use crate::ops::sinks::{ReportDir, ReportSink};
 use crate::pipeline::dag::{Planned, Stage};
 use crate::pipeline::{Decision, Fingerprint};
 use crate::rng::item_rng;
+use crate::validate::report::Report;
 use crate::{CODE_VERSION, digest};
 use anyhow::{Context, Result};
 use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
 use std::io::BufRead;
+use std::path::{Path, PathBuf};
 
 pub(super) struct WriteSplit;
 
@@ -40,22 +44,21 @@ impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
         let validated = art
             .validated
-            .as_ref()
+            .clone()
             .context("the validate stage left no summary")?;
-        unpublish(ctx)?;
-        super::crash_point("write:unpublished");
-        let (sha, tasks) = write_shuffled(ctx)?;
-        super::crash_point("write:tasks-in-place");
-        publish_validation_report(ctx, &sha)?;
-        // the split's audit against the paper's figures, next to its validation report
-        let mut audit =
-            crate::audit::Audit::run(&ctx.paths.tasks, Some(&crate::audit::Against::Paper), false)?;
-        audit.report.sha256 = Some(sha.clone());
-        crate::ops::sinks::ReportDir(ctx.paths.reports.clone()).write_audit(&audit)?;
-        super::crash_point("write:reports-written");
-        let m = manifest(ctx, &sha, tasks, validated, &art.planned);
-        digest::write_atomic(&ctx.paths.manifest, crate::pyjson::to_string(&m).as_bytes())?;
-        digest::write_atomic(&ctx.paths.work.artifact("write"), b"")?;
+        let work = &ctx.paths.work;
+        let report = super::validate::waiting_report(work)?;
+        let base = ManifestBase::of(ctx, &art.planned, validated);
+        let (sha, _) = publish(Publication {
+            parts: vec![work.artifact("validate")],
+            seed: ctx.cfg.run.seed,
+            tasks: ctx.paths.tasks.clone(),
+            manifest: ctx.paths.manifest.clone(),
+            reports: ctx.paths.reports.clone(),
+            report,
+            base,
+        })?;
+        digest::write_atomic(&work.artifact("write"), b"")?;
         art.sha256 = Some(sha);
         Ok(())
     }
@@ -74,14 +77,45 @@ const REPORTS: [&str; 5] = [
     "audit.md",
 ];
 
+/// A split to publish: its validated lines in slot order (one file for a build, one per shard
+/// for `gtb merge`), where it goes, its validation report and what its manifest says.
+pub(crate) struct Publication {
+    pub parts: Vec<PathBuf>,
+    pub seed: u64,
+    pub tasks: PathBuf,
+    pub manifest: PathBuf,
+    pub reports: PathBuf,
+    pub report: Report,
+    pub base: ManifestBase,
+}
+
+/// Publish a split (the order is in the module's doc); returns the task file's sha256 and
+/// line count.
+pub(crate) fn publish(mut p: Publication) -> Result<(String, usize)> {
+    unpublish(&p)?;
+    super::crash_point("write:unpublished");
+    let (sha, tasks) = write_shuffled(&p.parts, p.seed, &p.tasks)?;
+    super::crash_point("write:tasks-in-place");
+    p.report.test_jsonl_sha256 = Some(sha.clone());
+    ReportDir(p.reports.clone()).write_report(&p.report)?;
+    // the split's audit against the paper's figures, next to its validation report
+    let mut audit = crate::audit::Audit::run(&p.tasks, Some(&crate::audit::Against::Paper), false)?;
+    audit.report.sha256 = Some(sha.clone());
+    ReportDir(p.reports.clone()).write_audit(&audit)?;
+    super::crash_point("write:reports-written");
+    let m = p.base.manifest(&sha, tasks);
+    digest::write_atomic(&p.manifest, crate::pyjson::to_string(&m).as_bytes())?;
+    Ok((sha, tasks))
+}
+
 /// Step (1) of publishing: the split stops looking complete (no manifest), and no report of
 /// the previous file survives to describe the next one.
-fn unpublish(ctx: &Split) -> Result<()> {
-    let reports = REPORTS.iter().map(|f| ctx.paths.reports.join(f));
-    for p in std::iter::once(ctx.paths.manifest.clone()).chain(reports) {
-        match std::fs::remove_file(&p) {
+fn unpublish(p: &Publication) -> Result<()> {
+    let reports = REPORTS.iter().map(|f| p.reports.join(f));
+    for path in std::iter::once(p.manifest.clone()).chain(reports) {
+        match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(e).with_context(|| format!("removing {}", p.display()));
+                return Err(e).with_context(|| format!("removing {}", path.display()));
             }
             _ => {}
         }
@@ -89,113 +123,114 @@ fn unpublish(ctx: &Split) -> Result<()> {
     Ok(())
 }
 
-/// The validate stage's report (waiting in the work folder), published beside the task file
-/// with the sha256 of the file it describes.
-fn publish_validation_report(ctx: &Split, sha: &str) -> Result<()> {
-    let work = &ctx.paths.work.root;
-    let read = |name: &str| {
-        let p = work.join(name);
-        std::fs::read(&p).with_context(|| format!("reading {}", p.display()))
-    };
-    let mut json: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&read("report.json")?).context("reading report.json")?;
-    json.insert("test_jsonl_sha256".into(), sha.into());
-    let md = String::from_utf8_lossy(&read("report.md")?).into_owned();
-    let md = match md.split_once("\n\n") {
-        Some((title, rest)) => {
-            format!("{title}\n\nDescribes the task file with sha256 `{sha}`.\n\n{rest}")
-        }
-        None => format!("{md}\nDescribes the task file with sha256 `{sha}`.\n"),
-    };
-    let reports = &ctx.paths.reports;
-    digest::write_atomic(
-        &reports.join("report.json"),
-        &serde_json::to_vec_pretty(&json)?,
-    )?;
-    digest::write_atomic(&reports.join("report.md"), md.as_bytes())
-}
-
-/// Copy the validate artifact's lines in the split's shuffled order into the task file;
-/// returns its sha256 and line count.
-fn write_shuffled(ctx: &Split) -> Result<(String, usize)> {
+/// Copy the lines of `parts` (in order, slot order) in the seeded shuffled order into
+/// `tasks`; returns its sha256 and line count.
+fn write_shuffled(parts: &[PathBuf], seed: u64, tasks: &Path) -> Result<(String, usize)> {
     use sha2::Digest;
     use std::os::unix::fs::FileExt;
-    let artifact = ctx.paths.work.artifact("validate");
-    let file = std::fs::File::open(&artifact)
-        .with_context(|| format!("reading {}", artifact.display()))?;
-    // index the artifact's lines, then copy them in shuffled order with positioned reads
-    let mut spans: Vec<(u64, usize)> = Vec::new();
-    let mut pos = 0u64;
-    for line in std::io::BufReader::with_capacity(1 << 20, &file).split(b'\n') {
-        let len = line?.len();
-        if len > 0 {
-            spans.push((pos, len));
+    let files = parts
+        .iter()
+        .map(|p| std::fs::File::open(p).with_context(|| format!("reading {}", p.display())))
+        .collect::<Result<Vec<_>>>()?;
+    // index the lines (part, offset, length), then copy them in shuffled order with
+    // positioned reads
+    let mut spans: Vec<(usize, u64, usize)> = Vec::new();
+    for (k, file) in files.iter().enumerate() {
+        let mut pos = 0u64;
+        for line in std::io::BufReader::with_capacity(1 << 20, file).split(b'\n') {
+            let len = line
+                .with_context(|| format!("reading {}", parts[k].display()))?
+                .len();
+            if len > 0 {
+                spans.push((k, pos, len));
+            }
+            pos += len as u64 + 1;
         }
-        pos += len as u64 + 1;
     }
     let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.shuffle(&mut item_rng(ctx.cfg.run.seed, "write", "order"));
+    order.shuffle(&mut item_rng(seed, "write", "order"));
     let mut hasher = sha2::Sha256::default();
-    digest::write_streaming_atomic(&ctx.paths.tasks, |w| {
+    digest::write_streaming_atomic(tasks, |w| {
         let mut buf = Vec::new();
-        for &i in &order {
-            let (off, len) = spans[i];
+        for (done, &i) in order.iter().enumerate() {
+            let (k, off, len) = spans[i];
             buf.resize(len, 0);
-            file.read_exact_at(&mut buf, off)
-                .with_context(|| format!("reading {}", artifact.display()))?;
+            files[k]
+                .read_exact_at(&mut buf, off)
+                .with_context(|| format!("reading {}", parts[k].display()))?;
             buf.push(b'\n');
             w.write_all(&buf)?;
             hasher.update(&buf);
-            if i == order[order.len() / 2] {
+            if done == order.len() / 2 {
                 super::crash_point("write:task-file-half-written");
             }
         }
         Ok(())
     })?;
-    let sha = crate::digest::hex(&hasher.finalize());
-    Ok((sha, spans.len()))
+    Ok((digest::hex(&hasher.finalize()), spans.len()))
 }
 
-/// The manifest: versions, seed, resolved config, inputs, every upstream stage's fingerprint
-/// and decision, counts and the task file's sha256.
-fn manifest(
-    ctx: &Split,
-    sha: &str,
-    tasks: usize,
-    vs: &ValidateSummary,
-    planned: &[Planned],
-) -> serde_json::Value {
-    let fingerprints: serde_json::Map<_, _> = planned
-        .iter()
-        .filter(|p| p.stage != "write")
-        .map(|p| (p.stage.to_string(), p.fingerprint.digest().into()))
-        .collect();
-    let decisions: serde_json::Map<_, _> = planned
-        .iter()
-        .map(|p| {
-            let d = match &p.decision {
-                Decision::Fresh => "reused".into(),
-                Decision::Rerun(r) => format!("ran: {r}"),
-            };
-            (p.stage.to_string(), d.into())
+/// What a split's manifest says besides its task file's sha256 and line count. A shard keeps
+/// it in `shard.json`; `gtb merge` adds the shards' up.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ManifestBase {
+    pub seed: u64,
+    pub generator: String,
+    pub config: serde_json::Value,
+    pub inputs: Vec<(String, String)>,
+    pub stage_fingerprints: serde_json::Map<String, serde_json::Value>,
+    pub stage_decisions: serde_json::Map<String, serde_json::Value>,
+    pub counts: ValidateSummary,
+}
+
+impl ManifestBase {
+    /// A split's: every stage's fingerprint (the last one's excepted) and decision.
+    pub(super) fn of(ctx: &Split, planned: &[Planned], counts: ValidateSummary) -> ManifestBase {
+        let last = planned.last().map(|p| p.stage);
+        let stage_fingerprints = planned
+            .iter()
+            .filter(|p| Some(p.stage) != last)
+            .map(|p| (p.stage.to_string(), p.fingerprint.digest().into()))
+            .collect();
+        let stage_decisions = planned
+            .iter()
+            .map(|p| {
+                let d = match &p.decision {
+                    Decision::Fresh => "reused".into(),
+                    Decision::Rerun(r) => format!("ran: {r}"),
+                };
+                (p.stage.to_string(), d.into())
+            })
+            .collect();
+        ManifestBase {
+            seed: ctx.cfg.run.seed,
+            generator: format!("{} {}", ctx.generator.name(), ctx.generator.version()),
+            config: serde_json::to_value(ctx.cfg).expect("the config serialises"),
+            inputs: ctx.res.input_digests.clone(),
+            stage_fingerprints,
+            stage_decisions,
+            counts,
+        }
+    }
+
+    fn manifest(&self, sha: &str, tasks: usize) -> serde_json::Value {
+        let vs = &self.counts;
+        serde_json::json!({
+            "gtb_version": env!("CARGO_PKG_VERSION"),
+            "code_version": CODE_VERSION,
+            "seed": self.seed,
+            "generator": self.generator,
+            "config": self.config,
+            "inputs": self.inputs.iter().map(|(f, d)| serde_json::json!({"file": f, "blake3": d})).collect::<Vec<_>>(),
+            "stage_fingerprints": self.stage_fingerprints,
+            "stage_decisions": self.stage_decisions,
+            "counts": {
+                "tasks": tasks,
+                "easy": vs.classes[0], "medium": vs.classes[1], "hard": vs.classes[2],
+                "users_with_preferences": vs.users,
+                "dropped": vs.dropped,
+            },
+            "test_jsonl_sha256": sha,
         })
-        .collect();
-    let (cfg, generator) = (ctx.cfg, ctx.generator);
-    serde_json::json!({
-        "gtb_version": env!("CARGO_PKG_VERSION"),
-        "code_version": CODE_VERSION,
-        "seed": cfg.run.seed,
-        "generator": format!("{} {}", generator.name(), generator.version()),
-        "config": cfg,
-        "inputs": ctx.res.input_digests.iter().map(|(f, d)| serde_json::json!({"file": f, "blake3": d})).collect::<Vec<_>>(),
-        "stage_fingerprints": fingerprints,
-        "stage_decisions": decisions,
-        "counts": {
-            "tasks": tasks,
-            "easy": vs.classes[0], "medium": vs.classes[1], "hard": vs.classes[2],
-            "users_with_preferences": vs.users,
-            "dropped": vs.dropped,
-        },
-        "test_jsonl_sha256": sha,
-    })
+    }
 }
