@@ -402,6 +402,11 @@ impl Config {
         }
         check_task_count("run.n (--n)", self.run.n)?;
         check_threads(self.run.threads)?;
+        if self.generate.max_tries == 0 {
+            bail!(
+                "generate.max_tries must be at least 1: it counts the first try (1 = no regeneration; a task that fails is dropped and replaced)"
+            );
+        }
         let t = s.thresholds();
         if t.easy_below > t.hard_above {
             bail!(

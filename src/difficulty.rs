@@ -39,6 +39,16 @@ pub enum Formula {
     Paper,
 }
 
+impl Formula {
+    /// The name the config uses (`sample.difficulty`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Formula::Release => "release",
+            Formula::Paper => "paper",
+        }
+    }
+}
+
 /// A score held as an exact fraction `num / den`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Score {

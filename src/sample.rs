@@ -146,7 +146,7 @@ impl<'a> Sampler<'a> {
                 };
                 if need < a.slots.len() {
                     bail!(
-                        "archetype {} slot {} ({}): only {} profiles match its filter {:?}; widen the filter or add profiles",
+                        "archetype {} slot {} ({}): only {} profiles match its filter ({}); widen the filter or add profiles",
                         a.group_id,
                         slot.user,
                         slot.role,
@@ -190,7 +190,7 @@ impl<'a> Sampler<'a> {
             if quotas[k.index()] > 0 && (w.is_nan() || w <= 0.0) {
                 let any = cells.iter().any(|c| c.class == k);
                 bail!(
-                    "unsatisfiable quotas: {} {} tasks requested, but {} under the {:?} difficulty formula with thresholds {:?}; change sample.quotas, sample.difficulty or sample.thresholds",
+                    "unsatisfiable quotas: {} {} tasks requested, but {} under the {} difficulty formula (easy below {}, hard above {}); change sample.quotas, sample.difficulty or sample.thresholds",
                     quotas[k.index()],
                     k.as_str(),
                     if any {
@@ -198,8 +198,9 @@ impl<'a> Sampler<'a> {
                     } else {
                         "no (archetype, cities, days) combination falls in that class"
                     },
-                    s.difficulty,
-                    thresholds
+                    s.difficulty.name(),
+                    thresholds.easy_below,
+                    thresholds.hard_above
                 );
             }
         }

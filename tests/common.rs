@@ -59,3 +59,29 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Copy a folder tree.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A private copy of the shipped data under `dir` (raw_data/, archetypes/, city_clusters/) and
+/// the shipped config pointing at it, outputs inside `dir`.
+pub fn data_copy(dir: &Path) -> Config {
+    for d in ["raw_data", "archetypes", "city_clusters"] {
+        copy_dir(&root().join(d), &dir.join(d));
+    }
+    let mut cfg = config_in(dir);
+    cfg.paths = gtb::config::Paths::default();
+    cfg.paths.rebase(dir);
+    cfg
+}

@@ -4,19 +4,6 @@ mod common;
 use common::*;
 use gtb::resources::{self, vocab};
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn issue2_broken_attraction_row_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();

@@ -418,6 +418,11 @@ fn run(cli: Cli) -> Result<()> {
                     ..Default::default()
                 },
             )?;
+            if n < target {
+                eprintln!(
+                    "note: {n} clusters, fewer than --target {target}: every multi-city candidate is used"
+                );
+            }
             println!("{n} clusters -> {}", cfg.paths.clusters.display());
         }
         Command::Audit {

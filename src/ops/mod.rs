@@ -20,12 +20,28 @@ pub fn load_resources(cfg: &Config) -> Result<Resources> {
 }
 
 /// `gtb clusters`: build the cluster table from the coordinates and write it.
+/// A target the table cannot meet from above is an error, and nothing is written (the table
+/// is tracked in the repository); one it cannot reach from below gives fewer clusters.
 pub fn clusters(cfg: &Config, params: crate::clusters::ClusterParams) -> Result<(usize, String)> {
+    if params.target == 0 {
+        anyhow::bail!(
+            "--target 0: a cluster table needs at least one cluster; nothing was written"
+        );
+    }
     let mut paths = cfg.paths.clone();
     // build from the raw data alone: an existing cluster file is an output here, not an input
     paths.clusters = paths.clusters.with_extension("does-not-exist");
     let res = resources::load(&paths)?;
     let cl = crate::clusters::build(&res, params);
+    if cl.len() > params.target {
+        anyhow::bail!(
+            "--target {}: every destination keeps a cluster of its own or a place in a multi-city one, so this table has at least {} clusters ({} destinations); nothing was written to {}",
+            params.target,
+            cl.len(),
+            res.destinations().count(),
+            cfg.paths.clusters.display()
+        );
+    }
     let csv = crate::clusters::to_csv(&res, &cl);
     crate::digest::write_atomic(&cfg.paths.clusters, csv.as_bytes())?;
     Ok((cl.len(), csv))

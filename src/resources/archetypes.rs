@@ -44,7 +44,55 @@ pub struct ProfileFilter {
     pub parenting: Option<String>,
 }
 
+/// In words, for messages: "age 20–33, 女, 未婚".
+impl std::fmt::Display for ProfileFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "age {}–{}", self.age[0], self.age[1])?;
+        if let Some(g) = &self.gender {
+            write!(f, ", {g}")?;
+        }
+        if let Some(m) = &self.marital {
+            write!(f, ", {}", m.join("/"))?;
+        }
+        if let Some(p) = &self.parenting {
+            write!(f, ", {p}")?;
+        }
+        Ok(())
+    }
+}
+
 impl ProfileFilter {
+    /// The first value outside the profile vocabularies, as (field, problem).
+    fn problem(&self) -> Option<(&'static str, String)> {
+        use super::vocab::{GENDERS, MARITAL, MAX_AGE, PARENTING};
+        let outside =
+            |v: &str, allowed: &[&str]| format!("{v:?} is not one of {}", allowed.join(" "));
+        if self.age[0] > self.age[1] || self.age[1] > MAX_AGE {
+            return Some((
+                "slot.filter.age",
+                format!(
+                    "age range {}..{} is empty or beyond {MAX_AGE}",
+                    self.age[0], self.age[1]
+                ),
+            ));
+        }
+        if let Some(g) = self.gender.as_deref().filter(|g| !GENDERS.contains(g)) {
+            return Some(("slot.filter.gender", outside(g, &GENDERS)));
+        }
+        if let Some(m) = self
+            .marital
+            .iter()
+            .flatten()
+            .find(|m| !MARITAL.contains(&m.as_str()))
+        {
+            return Some(("slot.filter.marital", outside(m, &MARITAL)));
+        }
+        if let Some(p) = self.parenting.as_deref().filter(|p| !PARENTING.contains(p)) {
+            return Some(("slot.filter.parenting", outside(p, &PARENTING)));
+        }
+        None
+    }
+
     pub fn accepts(&self, p: &super::Profile, group_gender: Option<&str>) -> bool {
         (self.age[0]..=self.age[1]).contains(&p.age)
             && self
@@ -160,6 +208,15 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
                 format!("{n} is not a Table 8 group size (2..=6)"),
             ));
         }
+        let planned: Vec<&str> = a
+            .slots
+            .iter()
+            .filter(|s| s.strategy != Strategy::Skip)
+            .map(|s| s.user.as_str())
+            .collect();
+        if let Some(m) = order_problem(&a.generation_order, &planned) {
+            return Err(bad("generation_order", m));
+        }
         for (i, s) in a.slots.iter().enumerate() {
             if s.user != format!("User{}", i + 1) {
                 return Err(bad(
@@ -167,11 +224,8 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
                     format!("slot {} must be User{}, found {}", i + 1, i + 1, s.user),
                 ));
             }
-            if s.filter.age[0] > s.filter.age[1] {
-                return Err(bad(
-                    "slot.filter.age",
-                    format!("{}: age range {:?} is empty", s.user, s.filter.age),
-                ));
+            if let Some((field, m)) = s.filter.problem() {
+                return Err(bad(field, format!("{}: {m}", s.user)));
             }
             match (s.strategy, &s.reference) {
                 (Strategy::CopyMinor | Strategy::CopyModerate, None) => {
@@ -205,22 +259,6 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
                 _ => {}
             }
         }
-        let planned: Vec<&str> = a
-            .slots
-            .iter()
-            .filter(|s| s.strategy != Strategy::Skip)
-            .map(|s| s.user.as_str())
-            .collect();
-        let mut order: Vec<&str> = a.generation_order.iter().map(String::as_str).collect();
-        order.sort();
-        let mut p2 = planned.clone();
-        p2.sort();
-        if order != p2 {
-            return Err(bad(
-                "generation_order",
-                format!("must list every non-skipped member exactly once ({planned:?})"),
-            ));
-        }
         if a.compromise_patterns.is_empty() {
             return Err(bad(
                 "compromise_patterns",
@@ -228,11 +266,18 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
             ));
         }
         for p in &a.compromise_patterns {
-            if p.is_empty() || p.iter().any(|u| !planned.contains(&u.as_str())) {
+            if let Some(u) = p.iter().find(|u| !planned.contains(&u.as_str())) {
                 return Err(bad(
                     "compromise_patterns",
-                    format!("pattern {p:?} must be a non-empty set of members with tables"),
+                    format!(
+                        "pattern [{}] names {u}, which is not a member with a table ({})",
+                        p.join(", "),
+                        planned.join(", ")
+                    ),
                 ));
+            }
+            if p.is_empty() {
+                return Err(bad("compromise_patterns", "a pattern is empty".into()));
             }
         }
         if a.share == 0 || !(0.2..=5.0).contains(&a.spend) {
@@ -242,5 +287,38 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
             ));
         }
     }
+    if file.archetype.is_empty() {
+        return Err(err(0, "archetype", "no [[archetype]] in the file".into()));
+    }
     Ok(file.archetype)
+}
+
+/// What is wrong with a generation order: it must list every member with a table (not
+/// skipped) exactly once, and nobody else.
+fn order_problem(order: &[String], planned: &[&str]) -> Option<String> {
+    let members = planned.join(", ");
+    if let Some(u) = order.iter().find(|u| !planned.contains(&u.as_str())) {
+        return Some(format!(
+            "{u} is not a member with a table of this archetype ({members})"
+        ));
+    }
+    if let Some(u) = order
+        .iter()
+        .enumerate()
+        .find(|(i, u)| order[..*i].contains(u))
+        .map(|(_, u)| u)
+    {
+        return Some(format!("{u} is listed twice"));
+    }
+    let missing: Vec<&str> = planned
+        .iter()
+        .copied()
+        .filter(|p| !order.iter().any(|u| u == p))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "{} missing: every member with a table ({members}) is listed once",
+            missing.join(", ")
+        )
+    })
 }

@@ -262,6 +262,14 @@ fn rel(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
+/// The `lat` and `lng` columns of a row: finite WGS-84 degrees within China's bounding box.
+fn china_coords(row: &table::Row) -> Result<(f64, f64), InputError> {
+    Ok((
+        row.number_in("lat", 3.0..=54.0)?,
+        row.number_in("lng", 73.0..=136.0)?,
+    ))
+}
+
 pub(crate) fn check_city(
     row: &table::Row,
     index: &HashMap<String, CityId>,
@@ -273,15 +281,77 @@ pub(crate) fn check_city(
         .ok_or_else(|| row.err("city", format!("unknown city {name:?} (not in cities.csv)")))
 }
 
+/// Every destination (a city with attractions) needs food and hotel rows: tasks there would
+/// carry empty food lists and no hotel price, and still pass every check. A missing region is
+/// an input error that names the cities, not a silent gap.
+fn check_destinations_eat_and_sleep(
+    paths: &Paths,
+    cities: &[City],
+    attractions: &[Vec<Attraction>],
+    food: &[Vec<Food>],
+    hotels: &[Vec<HotelBand>],
+    empty_files: &[PathBuf],
+) -> Result<(), InputError> {
+    for (dir, what, has) in [
+        (
+            &paths.food,
+            "food",
+            food.iter().map(|f| !f.is_empty()).collect::<Vec<_>>(),
+        ),
+        (
+            &paths.hotels,
+            "hotel",
+            hotels.iter().map(|h| !h.is_empty()).collect(),
+        ),
+    ] {
+        let lacking: Vec<&str> = (0..cities.len())
+            .filter(|&c| !attractions[c].is_empty() && !has[c])
+            .map(|c| cities[c].name.as_str())
+            .collect();
+        if lacking.is_empty() {
+            continue;
+        }
+        const SHOWN: usize = 50;
+        let shown = lacking
+            .iter()
+            .take(SHOWN)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let more = if lacking.len() > SHOWN {
+            format!(" and {} more", lacking.len() - SHOWN)
+        } else {
+            String::new()
+        };
+        let empty: Vec<String> = empty_files
+            .iter()
+            .filter(|f| f.starts_with(dir))
+            .map(|f| f.display().to_string())
+            .collect();
+        let hint = if empty.is_empty() {
+            String::new()
+        } else {
+            format!("; these files have no rows: {}", empty.join(", "))
+        };
+        return Err(InputError {
+            file: dir.clone(),
+            line: 0,
+            field: String::new(),
+            message: format!(
+                "{} destination(s) with attractions have no {what} rows: {shown}{more} (every destination needs food and hotel rows{hint})",
+                lacking.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Load every resource from the configured paths.
 pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let mut files: Vec<PathBuf> = Vec::new();
     // cities
     let cities = read_csv(&paths.cities, |r| {
-        let tier: u8 = r.parse("tier")?;
-        if !(1..=3).contains(&tier) {
-            return Err(r.err("tier", format!("must be 1, 2 or 3, got {tier}")));
-        }
+        let tier: u8 = r.number_in("tier", 1..=3)?;
         let flag = |f: &str| -> Result<bool, InputError> {
             match r.str(f)? {
                 "1" => Ok(true),
@@ -289,11 +359,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 other => Err(r.err(f, format!("must be 0 or 1, got {other:?}"))),
             }
         };
-        let lat: f64 = r.parse("lat")?;
-        let lng: f64 = r.parse("lng")?;
-        if !(3.0..=54.0).contains(&lat) || !(73.0..=136.0).contains(&lng) {
-            return Err(r.err("lat", format!("({lat}, {lng}) is outside China")));
-        }
+        let (lat, lng) = china_coords(r)?;
         Ok(City {
             name: r.text("name")?,
             province: r.text("province")?,
@@ -307,6 +373,9 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
             stations: r.list("stations")?,
         })
     })?;
+    if cities.is_empty() {
+        return Err(table::no_rows(&paths.cities, "every task needs its cities"));
+    }
     files.push(paths.cities.clone());
     let mut city_index = HashMap::new();
     for (i, c) in cities.iter().enumerate() {
@@ -332,8 +401,9 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
 
     // food
     let mut food: Vec<Vec<Food>> = vec![Vec::new(); n];
+    let mut empty_files: Vec<PathBuf> = Vec::new();
     for file in csv_files(&paths.food)? {
-        for f in read_csv(&file, |r| {
+        let rows = read_csv(&file, |r| {
             let city = check_city(r, &city_index)?;
             let kind = match r.str("kind")? {
                 "cuisine" => FoodKind::Cuisine,
@@ -360,7 +430,11 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 category,
                 price: r.parse("price")?,
             })
-        })? {
+        })?;
+        if rows.is_empty() {
+            empty_files.push(file.clone());
+        }
+        for f in rows {
             food[f.city as usize].push(f);
         }
         files.push(file);
@@ -369,7 +443,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     // hotels
     let mut hotels: Vec<Vec<HotelBand>> = vec![Vec::new(); n];
     for file in csv_files(&paths.hotels)? {
-        for h in read_csv(&file, |r| {
+        let rows = read_csv(&file, |r| {
             let city = check_city(r, &city_index)?;
             let category = r.text("category")?;
             if !vocab::is_hotel_category(&category) {
@@ -388,11 +462,16 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 price_low: lo,
                 price_high: hi,
             })
-        })? {
+        })?;
+        if rows.is_empty() {
+            empty_files.push(file.clone());
+        }
+        for h in rows {
             hotels[h.city as usize].push(h);
         }
         files.push(file);
     }
+    check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
 
     // transport
     let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::new();
@@ -430,6 +509,12 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
             },
         ))
     })?;
+    if rows.is_empty() {
+        return Err(table::no_rows(
+            &paths.transport,
+            "every trip needs intercity transport",
+        ));
+    }
     for (k, v) in rows {
         transport.entry(k).or_default().push(v);
     }
@@ -437,19 +522,31 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
 
     // profiles
     let profiles = read_csv(&paths.profiles, |r| {
-        let gender = r.text("gender")?;
-        if gender != "男" && gender != "女" {
-            return Err(r.err("gender", format!("must be 男 or 女, got {gender:?}")));
-        }
+        let one_of = |field: &str, allowed: &[&str]| -> Result<String, InputError> {
+            let v = r.text(field)?;
+            if !allowed.contains(&v.as_str()) {
+                return Err(r.err(
+                    field,
+                    format!("must be one of {}, got {v:?}", allowed.join(" ")),
+                ));
+            }
+            Ok(v)
+        };
         Ok(Profile {
             id: r.text("id")?,
-            age: r.parse("age")?,
-            gender,
-            marital: r.text("marital")?,
-            parenting: r.text("parenting")?,
+            age: r.number_in("age", 0..=vocab::MAX_AGE)?,
+            gender: one_of("gender", &vocab::GENDERS)?,
+            marital: one_of("marital", &vocab::MARITAL)?,
+            parenting: one_of("parenting", &vocab::PARENTING)?,
             home_province: r.text("home_province")?,
         })
     })?;
+    if profiles.is_empty() {
+        return Err(table::no_rows(
+            &paths.profiles,
+            "every member is drawn from the profiles",
+        ));
+    }
     files.push(paths.profiles.clone());
 
     let archetypes = archetypes::load(&paths.archetypes)?;
@@ -522,10 +619,8 @@ fn load_attractions(
                 ));
             }
             let hours = hours::parse(r.str("hours")?).map_err(|m| r.err("hours", m))?;
-            let popularity: u32 = r.parse("popularity")?;
-            if !(1..=100).contains(&popularity) {
-                return Err(r.err("popularity", "must be 1..100"));
-            }
+            let popularity: u32 = r.number_in("popularity", 1..=100)?;
+            let (lat, lng) = china_coords(r)?;
             // `parent` is optional: tables without the column have no sub-spots
             let parent =
                 r.optional("parent")
@@ -541,8 +636,8 @@ fn load_attractions(
                     city,
                     name: r.text("name")?,
                     category,
-                    lat: r.parse("lat")?,
-                    lng: r.parse("lng")?,
+                    lat,
+                    lng,
                     hours,
                     ticket: r.parse("ticket")?,
                     popularity,
@@ -567,6 +662,12 @@ fn load_attractions(
             list.push((a, parent));
         }
         files.push(file);
+    }
+    if per_city.iter().all(Vec::is_empty) {
+        return Err(table::no_rows(
+            &paths.attractions,
+            "no attraction in any of its files, so no city can be a destination",
+        ));
     }
     let mut out = Vec::with_capacity(cities.len());
     for (city, mut list) in cities.iter().zip(per_city) {

@@ -1,6 +1,7 @@
 //! Reading raw CSV tables with errors that name the file, line and field.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -83,7 +84,27 @@ impl<'a> Row<'a> {
     {
         let s = self.str(field)?;
         s.parse::<T>()
-            .map_err(|e| self.err(field, format!("cannot parse {s:?}: {e}")))
+            .map_err(|e| self.err(field, parse_problem::<T>(s, &e.to_string())))
+    }
+
+    /// A parsed column within a range (NaN and infinities are never within one).
+    pub fn number_in<T>(&self, field: &str, range: RangeInclusive<T>) -> Result<T, InputError>
+    where
+        T: FromStr + PartialOrd + fmt::Display,
+        T::Err: fmt::Display,
+    {
+        let v: T = self.parse(field)?;
+        if !range.contains(&v) {
+            return Err(self.err(
+                field,
+                format!(
+                    "must be within {}..={}, got {v}",
+                    range.start(),
+                    range.end()
+                ),
+            ));
+        }
+        Ok(v)
     }
 
     /// A `|`-separated list column (empty text = empty list).
@@ -94,6 +115,36 @@ impl<'a> Row<'a> {
         } else {
             s.split('|').map(|x| x.trim().to_string()).collect()
         })
+    }
+}
+
+/// Why `s` is not a `T`, in words (not the parser's "invalid digit found in string").
+fn parse_problem<T>(s: &str, err: &str) -> String {
+    let ty = std::any::type_name::<T>();
+    let unsigned = ["u8", "u16", "u32", "u64", "usize"].contains(&ty);
+    let integer = unsigned || ["i8", "i16", "i32", "i64", "isize"].contains(&ty);
+    if s.is_empty() {
+        "empty".into()
+    } else if unsigned && s.starts_with('-') && s[1..].bytes().all(|b| b.is_ascii_digit()) {
+        format!("{s} is negative: a whole number of 0 or more is expected")
+    } else if integer && s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        format!("{s} is too large")
+    } else if integer {
+        format!("{s:?} is not a whole number")
+    } else if ty == "f64" || ty == "f32" {
+        format!("{s:?} is not a number")
+    } else {
+        format!("cannot parse {s:?}: {err}")
+    }
+}
+
+/// A file without a single data row (empty, or a header alone).
+pub fn no_rows(file: &Path, what: &str) -> InputError {
+    InputError {
+        file: file.to_path_buf(),
+        line: 0,
+        field: String::new(),
+        message: format!("no data rows (an empty file or a header alone): {what}"),
     }
 }
 

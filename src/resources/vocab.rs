@@ -2,6 +2,13 @@
 
 pub const TRANSPORT_MODES: [&str; 4] = ["飞机", "高铁", "火车", "自驾"];
 
+/// Profile attributes (`profiles.csv`, archetype slot filters).
+pub const GENDERS: [&str; 2] = ["男", "女"];
+pub const MARITAL: [&str; 4] = ["未婚", "已婚", "离婚", "丧偶"];
+pub const PARENTING: [&str; 2] = ["有子女", "无子女"];
+/// The oldest age a profile or an archetype filter may give.
+pub const MAX_AGE: u32 = 110;
+
 pub const HOTEL_CATEGORIES: [&str; 13] = [
     "舒适型",
     "经济型",
