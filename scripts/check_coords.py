@@ -10,10 +10,16 @@ into raw_data/ must come from public knowledge of the place, never from these re
 
 Reports:
 * rows more than --km from the same place in ChinaTravel (10 cities; GCJ-02, converted to
-  WGS-84 here) or in the 5A list (LetMeTryAI coordinates, rough: only matches with
-  match_score >= 0.6 are used),
-* rows more than --far km from their city's centre (a row filed under the wrong city),
+  WGS-84 here) or from a reliable point of the 5A list (LetMeTryAI coordinates are rough; the
+  rule of `reliable` below is the one tests/poi.rs applies),
+* rows more than --far km from their city's centre whose nearest county seat (cpca) lies in
+  another prefecture (a row filed under the wrong city; far rows of a large prefecture such as
+  日喀则 or 甘孜 are expected),
+* with --all: also the 5A comparisons against unreliable points or reference errors already
+  reviewed, and the far rows that are in their prefecture (or listed in FAR_BUT_HOME), tagged,
 * with --five-a: 5A sites of a destination city that no row or alias resolves.
+Reliable 5A points that tests/poi.rs lists in REFERENCE_ERRORS were checked against public
+knowledge of the site (the reference is wrong there) and are not reported again.
 """
 import argparse
 import csv
@@ -50,6 +56,22 @@ OTHER_PLACE = {
     ("上海市", "上海博物馆"): "ChinaTravel's is the 东馆 branch in 浦东",
     ("杭州市", "浙江省博物馆"): "ChinaTravel's is the 之江 branch",
     ("广州市", "珠江夜游"): "ChinaTravel's pier is 海心沙, ours 天字码头",
+}
+# rows far from their city's centre whose nearest county seat is across a border, each checked:
+# the place does belong to the city it is filed under
+FAR_BUT_HOME = {
+    ("海西蒙古族藏族自治州", "沱沱河"): "唐古拉山镇, administered by 格尔木",
+    ("海西蒙古族藏族自治州", "俄博梁雅丹"): "茫崖 (冷湖), 海西",
+    ("海西蒙古族藏族自治州", "冷湖火星营地"): "茫崖 (冷湖), 海西",
+    ("海西蒙古族藏族自治州", "冷湖石油基地遗址"): "茫崖 (冷湖), 海西",
+    ("海西蒙古族藏族自治州", "南八仙雅丹"): "茫崖/大柴旦, 海西",
+    ("阿坝藏族羌族自治州", "格尔底寺"): "阿坝县, 阿坝州",
+    ("鄂尔多斯市", "萨拉乌苏遗址"): "乌审旗, 鄂尔多斯",
+    ("林芝市", "米堆冰川"): "波密县, 林芝",
+    ("甘南藏族自治州", "阿万仓湿地"): "玛曲县, 甘南",
+    ("承德市", "御道口草原森林风景区"): "围场县, 承德",
+    ("延边朝鲜族自治州", "长白山天池"): "reached from 二道白河 (安图县, 延边) on the north slope",
+    ("延边朝鲜族自治州", "长白瀑布"): "north slope, reached from 二道白河 (安图县, 延边)",
 }
 # 5A entries that are no site name of ours (a whole district, a list typo) or span several rows
 NOT_A_SITE = {"神农架林区", "噶尔老城景区", "普拉措森林公园景区", "吴中太湖旅游区"}
@@ -209,16 +231,56 @@ def five_a(ref):
         return list(csv.DictReader(f))
 
 
-def prefecture_of(ref):
+def load_seats(ref):
+    """cpca county, prefecture and province rows with a position."""
+    with open(ref / "cpca_adcodes" / "adcodes_hierarchy.csv", encoding="utf-8", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["name"] != "市辖区" and r["lat"]]
+    for r in rows:
+        r["_pos"] = (float(r["lat"]), float(r["lng"]))
+    return rows
+
+
+def region(seat):
+    """The prefecture a cpca row belongs to (the municipality for 北京, 重庆, ...)."""
+    if seat["level"] == "province" or seat["prefecture"] in ("市辖区", "县"):
+        return seat["province"]
+    return seat["name"] if seat["level"] == "prefecture" else seat["prefecture"]
+
+
+def prefecture_of(seats):
     """county or prefecture name -> its prefecture name (cpca hierarchy)."""
     out = {}
-    with open(ref / "cpca_adcodes" / "adcodes_hierarchy.csv", encoding="utf-8", newline="") as f:
-        for r in csv.DictReader(f):
-            if r["level"] == "county":
-                out.setdefault(r["name"], r["prefecture"])
-            elif r["level"] == "prefecture":
-                out[r["name"]] = r["name"]
+    for r in seats:
+        if r["level"] == "county":
+            out.setdefault(r["name"], region(r))
+        else:
+            out[r["name"]] = region(r)
     return out
+
+
+def nearest(pos, seats):
+    return min(seats, key=lambda s: km(pos, s["_pos"]))
+
+
+def reliable(entry, address, seats):
+    """The 5A point, when it can be trusted (the rule of tests/poi.rs `reliable`): a sound merge
+    (match_score >= 0.6 and LetMeTryAI's name holds the site's core name), a second source that
+    agrees (the county 5a-express's address names is the county whose seat is nearest, or its
+    seat is within 25 km), and no placeholder (more than 4 km from every county or prefecture
+    seat)."""
+    if not entry["lat"] or float(entry["match_score"] or 0) < 0.6:
+        return None
+    if core(entry["name"], []) not in normalize(entry["coord_source_name"]):
+        return None
+    pos = (float(entry["lat"]), float(entry["lng"]))
+    counties = [s for s in seats if s["level"] == "county"]
+    named = [s for s in counties if s["province"] == entry["province"] and s["name"] in address]
+    if not named:
+        return None
+    named = max(named, key=lambda s: len(s["name"]))
+    if nearest(pos, counties) is not named and km(pos, named["_pos"]) > 25.0:
+        return None
+    return pos if km(pos, nearest(pos, seats)["_pos"]) > 4.0 else None
 
 
 def destination_cities_of(five_a_city, cities, pref):
@@ -230,11 +292,20 @@ def destination_cities_of(five_a_city, cities, pref):
     return sorted(set(same)), sorted(set(same + inside))
 
 
+def reviewed_reference_errors():
+    """5A names of reliable reference points known to be wrong: the REFERENCE_ERRORS list of
+    tests/poi.rs (one list, with a reason each, which the test keeps honest)."""
+    text = (ROOT / "tests" / "poi.rs").read_text(encoding="utf-8")
+    m = re.search(r"const REFERENCE_ERRORS[^=]*=\s*\[(.*?)\n\];", text, re.S)
+    return set(re.findall(r'\(\s*"([^"]+)",', m.group(1))) if m else set()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--km", type=float, default=5.0)
     ap.add_argument("--far", type=float, default=150.0)
     ap.add_argument("--five-a", action="store_true")
+    ap.add_argument("--all", action="store_true")
     ap.add_argument("--ref")
     a = ap.parse_args()
     ref = ref_dir(a.ref)
@@ -250,7 +321,11 @@ def main():
         d = km(row["_pos"], pos)
         if d > a.km:
             suspects.append((d, row, what))
-    pref = prefecture_of(ref)
+    seats = load_seats(ref)
+    pref = prefecture_of(seats)
+    known_wrong = reviewed_reference_errors()
+    with open(ref / "scenic_5a" / "5a_express_scenes.csv", encoding="utf-8", newline="") as f:
+        addresses = {r["id"]: r["address"] for r in csv.DictReader(f)}
     missing = []
     for r in five_a(ref):
         same, dests = destination_cities_of(r["city"], cities, pref)
@@ -262,18 +337,33 @@ def main():
             if same and r["name"] not in NOT_A_SITE:
                 missing.append((r["city"], r["name"], dests))
             continue
-        score = float(r["match_score"] or 0)
-        if r["lat"] and score >= 0.6:
-            c, row, how = found[0]
-            d = km(row["_pos"], (float(r["lat"]), float(r["lng"])))
-            if d > a.km:
-                suspects.append((d, row, f"5A {r['name']} ({how}, score {score})"))
+        pos = reliable(r, addresses.get(r["id"], ""), seats)
+        if pos is None and not (a.all and r["lat"]):
+            continue
+        c, row, how = found[0]
+        d = km(row["_pos"], pos or (float(r["lat"]), float(r["lng"])))
+        if r["name"] in known_wrong and not a.all:
+            continue
+        if d > a.km:
+            tag = "" if pos else ", unreliable point"
+            tag += ", reference wrong: tests/poi.rs" if r["name"] in known_wrong else ""
+            suspects.append((d, row, f"5A {r['name']} ({how}, score {r['match_score']}{tag})"))
     for row in rows:
         c = cities.get(row["city"])
         if c:
             d = km(row["_pos"], (float(c["lat"]), float(c["lng"])))
-            if d > a.far:
-                suspects.append((d, row, f"{d:.0f} km from the centre of {row['city']}"))
+            if d <= a.far:
+                continue
+            seat = nearest(row["_pos"], [s for s in seats if s["level"] == "county"])
+            ours = pref.get(c.get("cpca_name") or row["city"])
+            home = FAR_BUT_HOME.get((row["city"], row["name"]))
+            if region(seat) != ours and not home:
+                where = f"nearest county seat {seat['name']} is in {region(seat)}, not {ours}"
+            elif a.all:
+                where = home or f"in {ours} (nearest county seat {seat['name']})"
+            else:
+                continue
+            suspects.append((d, row, f"{d:.0f} km from the centre of {row['city']}; {where}"))
     seen = set()
     for d, row, what in sorted(suspects, key=lambda s: -s[0]):
         key = (row["_where"], what)
