@@ -13,10 +13,13 @@ pub mod export;
 pub mod generate;
 pub mod ops;
 pub mod pipeline;
+pub mod plan;
 pub mod pyjson;
 pub mod resources;
 pub mod rng;
 pub mod sample;
+pub mod score;
+pub mod solve;
 pub mod task;
 pub mod validate;
 

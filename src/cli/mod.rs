@@ -295,6 +295,32 @@ pub enum Command {
         #[arg(long, default_value_t = ops::export::DEFAULT_ROWS_PER_FILE)]
         rows_per_file: u64,
     },
+    /// Witness plans: per task a plan in the release's format that is valid and keeps every
+    /// hard constraint (after declared compromises), or the constraint that blocks one
+    Solve {
+        /// Task file (JSONL)
+        tasks: PathBuf,
+        /// Plans file to write (JSONL, one line per task)
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Score a plans file as the release does (nine validity rules, group utility, fairness)
+    /// and check the witness contract; non-zero exit when a plan is invalid
+    Score {
+        /// Task file (JSONL)
+        tasks: PathBuf,
+        /// Plans file (JSONL lines with task_id, plan and optional compromises)
+        plans: PathBuf,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = ops::solve::ScoreFormat::Md)]
+        format: ops::solve::ScoreFormat,
+        /// Write score.md / score.json into this folder
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Also fail when a plan breaks the witness contract or a task has no plan
+        #[arg(long)]
+        witness: bool,
+    },
 }
 
 fn load_config(cli: &Cli) -> Result<Config> {
@@ -472,6 +498,48 @@ fn run(cli: Cli) -> Result<()> {
                     f.rows,
                     out.join(&f.path).display(),
                     f.bytes
+                );
+            }
+        }
+        Command::Solve { tasks, out } => {
+            let s = ops::solve::solve_file(&cfg, &tasks, &out)?;
+            for (id, why) in &s.unsolved {
+                eprintln!("{id}: no plan: {why}");
+            }
+            print!("{}", s.figures.to_markdown());
+            println!(
+                "{} of {} tasks have a witness plan -> {}",
+                s.solved,
+                s.tasks,
+                out.display()
+            );
+        }
+        Command::Score {
+            tasks,
+            plans,
+            format,
+            out,
+            witness,
+        } => {
+            let opts = ops::solve::ScoreOptions {
+                tasks,
+                plans,
+                format,
+                out,
+            };
+            let (r, text) = ops::solve::score_file(&cfg, &opts)?;
+            match &opts.out {
+                Some(d) => eprintln!("score -> {}", d.display()),
+                None => print!("{text}"),
+            }
+            if r.invalid > 0 {
+                bail!("{} of {} plans are invalid", r.invalid, r.plans);
+            }
+            if witness && (r.breaking > 0 || r.without_plan + r.missing > 0) {
+                bail!(
+                    "{} plans break the witness contract; {} tasks have no plan",
+                    r.breaking,
+                    r.without_plan + r.missing
                 );
             }
         }

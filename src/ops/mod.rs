@@ -7,6 +7,7 @@ pub mod export;
 pub mod lock;
 pub mod merge;
 pub mod sinks;
+pub mod solve;
 
 pub use build::{BuildPlan, BuildSummary, build};
 

@@ -158,6 +158,39 @@ impl OpeningHours {
     }
 }
 
+impl OpeningHours {
+    /// The opening windows on a date as the release's evaluator reads them
+    /// (`POIOpeningHoursResolver.get_time_windows`): `None` when the check is skipped (always
+    /// open, no rules, or no rule matches the date), `Some(&[])` when the place is closed that
+    /// day (a weekday outside the matching rule's list), else the matching rule's windows. A
+    /// matching rule without windows is passed over, as the release does.
+    pub fn windows_on(&self, mmdd: &str, weekday: u8) -> Option<&[TimeWindow]> {
+        if self.always_open {
+            return None;
+        }
+        for r in &self.rules {
+            if let Some(dr) = &r.date_range {
+                let (s, e) = (dr.start.as_str(), dr.end.as_str());
+                let inside = if s <= e {
+                    s <= mmdd && mmdd <= e
+                } else {
+                    mmdd >= s || mmdd <= e
+                };
+                if !inside {
+                    continue;
+                }
+            }
+            if r.weekdays.as_ref().is_some_and(|w| !w.contains(&weekday)) {
+                return Some(&[]);
+            }
+            if !r.time_windows.is_empty() {
+                return Some(&r.time_windows);
+            }
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +205,12 @@ mod tests {
         assert!(!h.open_on(12, 7, 1)); // winter Monday closed
         assert!(h.open_on(1, 9, 2));
         assert!(parse("always").unwrap().unwrap().open_on(1, 1, 1));
+        assert_eq!(h.windows_on("12-07", 1), Some(&[][..]));
+        assert_eq!(h.windows_on("01-09", 2).map(<[TimeWindow]>::len), Some(2));
+        assert_eq!(
+            parse("always").unwrap().unwrap().windows_on("01-01", 1),
+            None
+        );
         assert_eq!(parse("unknown").unwrap(), None);
         for bad in [
             "",

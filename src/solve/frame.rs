@@ -1,0 +1,321 @@
+//! The frame of a plan: how the nights are shared among the destinations and which mode each
+//! leg takes. It fixes the intercity trips (times, fares, transport terms) and cuts the days
+//! into pieces: stretches of time in one city between a start place (hotel or arrival
+//! terminal) and an end place (hotel or departure terminal).
+
+use super::instance::{Instance, Mask};
+use super::model::{self, MealKind, up5};
+
+/// Where a piece starts or ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    Hotel,
+    /// the terminal of a leg (arrival or departure)
+    Terminal(usize),
+}
+
+/// Whether a meal belongs in a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// the piece spans the meal's whole window: the plan has it
+    Required,
+    /// it may fit
+    Optional,
+    No,
+}
+
+#[derive(Debug, Clone)]
+pub struct Piece {
+    pub day: usize,
+    /// destination index
+    pub dest: usize,
+    pub start: u32,
+    pub start_at: Anchor,
+    pub end_at: Anchor,
+    /// the latest arrival at the end place (hotel check-in, or the terminal before departure)
+    pub end_limit: u32,
+    pub lunch: Need,
+    pub dinner: Need,
+}
+
+impl Piece {
+    pub fn need(&self, kind: MealKind) -> Need {
+        match kind {
+            MealKind::Lunch => self.lunch,
+            MealKind::Dinner => self.dinner,
+        }
+    }
+}
+
+/// An intercity trip of the frame.
+#[derive(Debug, Clone, Copy)]
+pub struct Trip {
+    pub leg: usize,
+    pub option: usize,
+    pub depart: u32,
+    pub arrive: u32,
+}
+
+/// What happens on a day, in order.
+#[derive(Debug, Clone, Copy)]
+pub enum Step {
+    Trip(usize),
+    Piece(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// which allocation and mode combination of the solver's lists it is
+    pub alloc: usize,
+    pub combo: usize,
+    /// nights per destination
+    pub nights: Vec<u32>,
+    pub trips: Vec<Trip>,
+    pub pieces: Vec<Piece>,
+    pub days: Vec<Vec<Step>>,
+    /// the destination where each night is spent
+    pub night_dest: Vec<usize>,
+    /// per member: transport terms, fares
+    pub transport_value: Vec<i32>,
+    pub fare: u32,
+    /// per member: legs whose mode misses their must list / is rejected by them
+    pub must_missed: Vec<u32>,
+    pub rejected: Vec<u32>,
+}
+
+/// Whether a leg's option fits into its travel day: the outbound trip leaves from
+/// `EARLIEST_DEPARTURE` and a move from the morning's start, both arriving by
+/// `LATEST_ARRIVAL`; the return leaves after the last morning's start and is home by
+/// `RETURN_ARRIVAL_LATEST`.
+pub fn leg_fits(inst: &Instance, leg: usize, option: usize) -> bool {
+    let o = &inst.legs[leg].options[option];
+    let (acc, buffer) = model::access(o.mode);
+    let earliest = if leg == 0 {
+        model::EARLIEST_DEPARTURE
+    } else if leg + 1 < inst.legs.len() {
+        up5(model::TRAVEL_DAY_START + acc + buffer)
+    } else {
+        up5(model::DAY_START + acc + buffer)
+    };
+    let latest = if leg + 1 < inst.legs.len() {
+        model::LATEST_ARRIVAL
+    } else {
+        model::RETURN_ARRIVAL_LATEST
+    };
+    earliest + o.minutes <= latest
+}
+
+/// Every way to share `nights` among `n` destinations with at least one each.
+pub fn allocations(nights: u32, n: usize) -> Vec<Vec<u32>> {
+    if n == 1 {
+        return if nights >= 1 {
+            vec![vec![nights]]
+        } else {
+            vec![]
+        };
+    }
+    let mut out = Vec::new();
+    for first in 1..=nights.saturating_sub(n as u32 - 1) {
+        for mut rest in allocations(nights - first, n - 1) {
+            rest.insert(0, first);
+            out.push(rest);
+        }
+    }
+    out
+}
+
+fn meal_need(start: u32, end: u32, kind: MealKind) -> Need {
+    let (earliest, latest, dur) = kind.window();
+    if start <= earliest && end >= latest + dur + 30 {
+        Need::Required
+    } else if start <= latest && end >= earliest + dur {
+        Need::Optional
+    } else {
+        Need::No
+    }
+}
+
+impl Frame {
+    /// The frame of an allocation and one option per leg; `None` when a trip does not fit
+    /// into its travel day.
+    pub fn new(inst: &Instance, nights: &[u32], options: &[usize]) -> Option<Frame> {
+        let days = inst.days as usize;
+        let last = days - 1;
+        let n = inst.n();
+        let mut f = Frame {
+            alloc: 0,
+            combo: 0,
+            nights: nights.to_vec(),
+            trips: Vec::new(),
+            pieces: Vec::new(),
+            days: vec![Vec::new(); days],
+            night_dest: Vec::new(),
+            transport_value: vec![0; n],
+            fare: 0,
+            must_missed: vec![0; n],
+            rejected: vec![0; n],
+        };
+        for (d, &k) in nights.iter().enumerate() {
+            f.night_dest.extend(std::iter::repeat_n(d, k as usize));
+        }
+        for (leg, &o) in options.iter().enumerate() {
+            let opt = &inst.legs[leg].options[o];
+            f.fare += opt.fare;
+            for i in 0..n {
+                f.transport_value[i] += opt.value[i];
+                if opt.must_missed >> i & 1 == 1 {
+                    f.must_missed[i] |= 1 << leg;
+                }
+                if opt.rejected >> i & 1 == 1 {
+                    f.rejected[i] |= 1 << leg;
+                }
+            }
+        }
+        let mode = |leg: usize| inst.legs[leg].options[options[leg]].mode;
+        let minutes = |leg: usize| inst.legs[leg].options[options[leg]].minutes;
+        // the outbound trip
+        let m0 = minutes(0);
+        let depart = if model::FIRST_DEPARTURE + m0 <= model::LATEST_ARRIVAL {
+            model::FIRST_DEPARTURE
+        } else {
+            model::LATEST_ARRIVAL
+                .checked_sub(m0)?
+                .max(model::EARLIEST_DEPARTURE)
+                / 5
+                * 5
+        };
+        if depart + m0 > model::LATEST_ARRIVAL {
+            return None;
+        }
+        f.add_trip(0, 0, options[0], depart, m0);
+        let mut dest = 0;
+        let mut start = depart + m0;
+        let mut start_at = Anchor::Terminal(0);
+        for day in 0..days {
+            if day > 0 {
+                start_at = Anchor::Hotel;
+                start = model::DAY_START;
+            }
+            // a move to the next destination this morning?
+            let moves = day > 0 && day < last && f.night_dest[day] != f.night_dest[day - 1];
+            if moves {
+                let leg = dest + 1;
+                let (acc, buffer) = model::access(mode(leg));
+                let depart = up5(model::TRAVEL_DAY_START + acc + buffer);
+                if depart + minutes(leg) > model::LATEST_ARRIVAL {
+                    return None;
+                }
+                f.add_piece(Piece {
+                    day,
+                    dest,
+                    start: model::TRAVEL_DAY_START,
+                    start_at: Anchor::Hotel,
+                    end_at: Anchor::Terminal(leg),
+                    end_limit: depart - buffer,
+                    lunch: Need::No,
+                    dinner: Need::No,
+                });
+                f.add_trip(day, leg, options[leg], depart, minutes(leg));
+                dest += 1;
+                start = depart + minutes(leg);
+                start_at = Anchor::Terminal(leg);
+            }
+            if day < last {
+                f.add_piece(Piece {
+                    day,
+                    dest,
+                    start,
+                    start_at,
+                    end_at: Anchor::Hotel,
+                    end_limit: model::HOTEL_CHECKIN_LATEST,
+                    lunch: meal_need(start, model::HOTEL_CHECKIN_LATEST, MealKind::Lunch),
+                    dinner: meal_need(start, model::HOTEL_CHECKIN_LATEST, MealKind::Dinner),
+                });
+            } else {
+                let leg = inst.legs.len() - 1;
+                let m = minutes(leg);
+                let (_, buffer) = model::access(mode(leg));
+                let depart =
+                    model::LAST_DEPARTURE.min(model::RETURN_ARRIVAL_LATEST.checked_sub(m)?) / 5 * 5;
+                let end_limit = depart.checked_sub(buffer)?;
+                if end_limit < start + model::access(mode(leg)).0 {
+                    return None;
+                }
+                f.add_piece(Piece {
+                    day,
+                    dest,
+                    start,
+                    start_at,
+                    end_at: Anchor::Terminal(leg),
+                    end_limit,
+                    lunch: meal_need(start, end_limit, MealKind::Lunch),
+                    dinner: meal_need(start, end_limit, MealKind::Dinner),
+                });
+                f.add_trip(day, leg, options[leg], depart, m);
+            }
+        }
+        Some(f)
+    }
+
+    fn add_trip(&mut self, day: usize, leg: usize, option: usize, depart: u32, minutes: u32) {
+        self.days[day].push(Step::Trip(self.trips.len()));
+        self.trips.push(Trip {
+            leg,
+            option,
+            depart,
+            arrive: depart + minutes,
+        });
+    }
+
+    fn add_piece(&mut self, p: Piece) {
+        self.days[p.day].push(Step::Piece(self.pieces.len()));
+        self.pieces.push(p);
+    }
+
+    /// The mode of a leg in this frame.
+    pub fn mode(&self, inst: &Instance, leg: usize) -> &'static str {
+        let t = self
+            .trips
+            .iter()
+            .find(|t| t.leg == leg)
+            .expect("every leg has a trip");
+        inst.legs[leg].options[t.option].mode
+    }
+
+    /// Whether any leg is driven (transfers are then by car too).
+    pub fn driving(&self, inst: &Instance) -> bool {
+        self.trips
+            .iter()
+            .any(|t| inst.legs[t.leg].options[t.option].mode == "自驾")
+    }
+
+    /// Members for whom a leg breaks a hard transport constraint.
+    pub fn transport_breakers(&self) -> Mask {
+        self.must_missed
+            .iter()
+            .zip(&self.rejected)
+            .enumerate()
+            .filter(|(_, (m, r))| **m != 0 || **r != 0)
+            .fold(0, |acc, (i, _)| acc | 1 << i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_cover_every_split() {
+        assert_eq!(allocations(4, 2), vec![vec![1, 3], vec![2, 2], vec![3, 1]]);
+        assert_eq!(allocations(6, 3).len(), 10);
+        assert_eq!(allocations(1, 1), vec![vec![1]]);
+        assert!(allocations(1, 2).is_empty());
+    }
+
+    #[test]
+    fn meal_needs() {
+        assert_eq!(meal_need(8 * 60, 22 * 60, MealKind::Lunch), Need::Required);
+        assert_eq!(meal_need(12 * 60, 22 * 60, MealKind::Lunch), Need::Optional);
+        assert_eq!(meal_need(15 * 60, 22 * 60, MealKind::Lunch), Need::No);
+    }
+}
