@@ -158,21 +158,48 @@ mod tests {
         let r = apply(
             &mut prefs,
             &[
-                c("avg_budget", json!(1800)),
+                c("hotel_preference.prefer", json!(["经济型酒店"])),
                 c("西安市.food.must_eat", json!([])),
                 c("global_constraints.avg_budget", json!(2000)),
             ],
         );
-        assert_eq!(r[0].path, "global_constraints.avg_budget");
+        assert_eq!(r[0].path, "global_constraints.hotel_preference.prefer");
         assert_eq!(r[1].path, "city_specific_preferences.西安市.food.must_eat");
         assert!(r[0].applied && r[1].applied && !r[2].applied);
+        let user1 = &prefs["User1"];
         assert_eq!(
-            prefs["User1"]["global_constraints"]["avg_budget"],
-            json!(1800)
+            user1["global_constraints"]["hotel_preference"]["prefer"],
+            json!(["经济型酒店"])
         );
         assert_eq!(
-            prefs["User1"]["city_specific_preferences"]["西安市"]["food"]["must_eat"],
+            user1["city_specific_preferences"]["西安市"]["food"]["must_eat"],
             json!([])
+        );
+        // the third one hit the cap: the budget is unchanged
+        assert_eq!(user1["global_constraints"]["avg_budget"], json!(1500));
+    }
+
+    /// The release sets a one-segment path on the preference root itself (its `_set_by_path`
+    /// succeeds there), so a bare `avg_budget` counts as a compromise yet changes no budget.
+    #[test]
+    fn bare_leaf_lands_on_the_root_as_in_the_release() {
+        let mut prefs = IndexMap::new();
+        prefs.insert(
+            "User1".to_string(),
+            json!({"global_constraints": {"avg_budget": 1500}}),
+        );
+        let bare = Compromise {
+            user: "User1".into(),
+            path: "avg_budget".into(),
+            value: json!(1800),
+        };
+        let r = apply(&mut prefs, &[bare]);
+        assert!(r[0].applied);
+        assert_eq!(r[0].path, "avg_budget");
+        assert_eq!(prefs["User1"]["avg_budget"], json!(1800));
+        assert_eq!(
+            prefs["User1"]["global_constraints"]["avg_budget"],
+            json!(1500)
         );
     }
 }
