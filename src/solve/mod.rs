@@ -81,15 +81,7 @@ pub struct Solver<'a> {
 
 /// Thousands with commas: 1240 → "1,240".
 pub fn cny(x: u32) -> String {
-    let s = x.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::audit::render::grouped(u64::from(x), ',')
 }
 
 impl<'a> Solver<'a> {
@@ -424,6 +416,14 @@ fn explain(inst: &Instance, st: &State) -> String {
         };
         let g = &m.pref.global_constraints;
         let city = |d: usize| inst.dest[d].name;
+        // one of the member's lists for a destination, as the task writes it
+        let listed = |d: usize, list: fn(&crate::task::CityPref) -> &Vec<String>| {
+            m.pref
+                .city_specific_preferences
+                .get(city(d))
+                .map(|c| list(c).join("、"))
+                .unwrap_or_default()
+        };
         let Some(&(field, _)) = broken.get(skip) else {
             continue;
         };
@@ -446,11 +446,7 @@ fn explain(inst: &Instance, st: &State) -> String {
             Field::MustVisit(d) => format!(
                 "the must_visit of {who} in {} ({}) cannot all be scheduled within the days, opening hours and caps",
                 city(d),
-                m.pref
-                    .city_specific_preferences
-                    .get(city(d))
-                    .map(|c| c.attractions.must_visit.join("、"))
-                    .unwrap_or_default()
+                listed(d, |c| &c.attractions.must_visit)
             ),
             Field::RejectVisit(d) => format!(
                 "{who} rejects a sight of {} that the plan cannot avoid",
@@ -459,11 +455,7 @@ fn explain(inst: &Instance, st: &State) -> String {
             Field::MustEat(d) => format!(
                 "the must_eat of {who} in {} ({}) cannot all be served",
                 city(d),
-                m.pref
-                    .city_specific_preferences
-                    .get(city(d))
-                    .map(|c| c.food.must_eat.join("、"))
-                    .unwrap_or_default()
+                listed(d, |c| &c.food.must_eat)
             ),
             Field::RejectEat(d) => format!("{who} rejects the food the plan serves in {}", city(d)),
         };

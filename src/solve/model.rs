@@ -109,17 +109,7 @@ pub fn access(mode: &str) -> (u32, u32) {
 }
 
 /// Great-circle km.
-pub fn km(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (la1, lo1, la2, lo2) = (
-        a.0.to_radians(),
-        a.1.to_radians(),
-        b.0.to_radians(),
-        b.1.to_radians(),
-    );
-    let h = ((la2 - la1) / 2.0).sin().powi(2)
-        + la1.cos() * la2.cos() * ((lo2 - lo1) / 2.0).sin().powi(2);
-    2.0 * 6371.0 * h.sqrt().asin()
-}
+pub use crate::clusters::haversine_km as km;
 
 /// Up to the next multiple of 5.
 pub fn up5(m: u32) -> u32 {

@@ -355,30 +355,8 @@ impl<'a> Search<'a> {
 
     /// Try candidate programs for a piece; keep the best if it beats `st`.
     fn try_programs(&mut self, st: &mut State, piece: usize, candidates: Vec<Vec<Slot>>) -> bool {
-        let mut best: Option<(Eval, PieceEval, Vec<Slot>)> = None;
-        for prog in candidates {
-            if self.budget == 0 {
-                break;
-            }
-            let ev = self.sim(piece, &prog);
-            if !ev.ok {
-                continue;
-            }
-            let e = self.eval_with(st, piece, &ev, None);
-            let bar = best.as_ref().map_or(&st.eval, |b| &b.0);
-            if e.better(bar) {
-                best = Some((e, ev, prog));
-            }
-        }
-        match best {
-            Some((e, ev, prog)) => {
-                st.programs[piece] = prog;
-                st.evals[piece] = ev;
-                st.eval = e;
-                true
-            }
-            None => false,
-        }
+        let pairs = candidates.into_iter().map(|prog| (piece, prog)).collect();
+        self.try_anywhere(st, pairs)
     }
 
     /// Try candidate (piece, program) pairs over the whole plan; keep the best improvement.

@@ -58,11 +58,16 @@ pub(crate) fn num(x: Option<f64>, d: usize) -> String {
 
 /// Integers with thin grouping: 62 998.
 pub(crate) fn count(n: u64) -> String {
+    grouped(n, ' ')
+}
+
+/// Digits in groups of three: `grouped(1240, ',')` is "1,240".
+pub(crate) fn grouped(n: u64, sep: char) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
         if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(' ');
+            out.push(sep);
         }
         out.push(ch);
     }
