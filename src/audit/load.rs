@@ -3,32 +3,38 @@
 
 use super::report::{BAD_LINES_LISTED, BadLine, Report, Tally};
 use crate::task::Task;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use rayon::prelude::*;
 use std::path::Path;
 
-/// Why one line is not a task. serde's "at line 1 column N" becomes "(column N)": the line
-/// number is the file's, given by the caller.
-fn describe(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let msg = match text.rfind(" at line ") {
-        Some(i) => &text[..i],
-        None => &text,
-    };
-    let what = match e.classify() {
-        serde_json::error::Category::Data => "not a task",
-        _ => "invalid JSON",
-    };
-    format!("{what}: {msg} (column {})", e.column())
+/// The UTF-8 byte-order mark some editors put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Why `line` (trimmed) is not a task: serde's reason, or what is wrong with the bytes when
+/// they are not JSON text at all (a BOM, or not UTF-8), which serde would call "expected value".
+fn describe(line: &[u8], e: &serde_json::Error) -> String {
+    if line.starts_with(BOM) {
+        return "starts with a UTF-8 byte-order mark (BOM): JSON Lines files are UTF-8 without one; save the file without the BOM".into();
+    }
+    if let Err(u) = std::str::from_utf8(line) {
+        let at = u.valid_up_to();
+        return format!(
+            "not UTF-8 text (binary data?): byte {} of the line is 0x{:02X}",
+            at + 1,
+            line[at]
+        );
+    }
+    crate::pipeline::json_line_error(e, "task")
 }
 
+/// One line of a task file: `None` when blank, else the task or why it is not one.
 pub(crate) fn parse_line(raw: &[u8]) -> Option<std::result::Result<Task, String>> {
     let text = raw.trim_ascii();
     if text.is_empty() {
         return None; // the release loader skips blank lines
     }
     // from_slice checks UTF-8 inside strings; anything else non-ASCII is a syntax error anyway
-    Some(serde_json::from_slice::<Task>(text).map_err(|e| describe(&e)))
+    Some(serde_json::from_slice::<Task>(text).map_err(|e| describe(text, &e)))
 }
 
 /// [`parse_line`] for a line already checked to be UTF-8 (serde then skips its own check).
@@ -37,7 +43,7 @@ pub(crate) fn parse_text(text: &str) -> Option<std::result::Result<Task, String>
     if text.is_empty() {
         return None;
     }
-    Some(serde_json::from_str::<Task>(text).map_err(|e| describe(&e)))
+    Some(serde_json::from_str::<Task>(text).map_err(|e| describe(text.as_bytes(), &e)))
 }
 
 /// Pieces of about `target` bytes that end just after a newline (or at the end).
@@ -169,28 +175,57 @@ pub fn tally_bytes(bytes: &[u8]) -> Tally {
     tally_block(bytes, 1).0
 }
 
-/// Audit one file. Malformed lines are an error (listing `FILE:LINE: message` for each, up to
-/// a limit) unless `skip_bad`, in which case they are skipped and counted in the report.
+/// The path that means standard input (`gtb audit -`, `gtb validate -`).
+pub const STDIN: &str = "-";
+
+/// How a task file is named in messages: `stdin` for `-`.
+pub fn input_name(path: &Path) -> String {
+    if path.as_os_str() == STDIN {
+        "stdin".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// A task file, or standard input for `-`, as a reader.
+pub fn open_input(path: &Path) -> Result<Box<dyn std::io::Read>> {
+    if path.as_os_str() == STDIN {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", input_name(path)))?;
+    Ok(Box::new(file))
+}
+
+/// The error for malformed lines: `FILE:LINE: message` for each (up to a limit), then a count
+/// and `remedy` (what the user can do besides fixing the lines, or "").
+pub fn malformed_lines(name: &str, bad: &[BadLine], remedy: &str) -> anyhow::Error {
+    let mut msg: Vec<String> = bad
+        .iter()
+        .take(BAD_LINES_LISTED)
+        .map(|b| format!("{name}:{}: {}", b.line, b.message))
+        .collect();
+    if bad.len() > BAD_LINES_LISTED {
+        msg.push(format!("… and {} more", bad.len() - BAD_LINES_LISTED));
+    }
+    msg.push(format!("{name}: {} malformed line(s){remedy}", bad.len()));
+    anyhow::anyhow!("{}", msg.join("\n"))
+}
+
+/// Audit one file (`-`: standard input). Malformed lines are an error (listing
+/// `FILE:LINE: message` for each, up to a limit) unless `skip_bad`, in which case they are
+/// skipped and counted in the report.
 pub fn audit_file(path: &Path, skip_bad: bool) -> Result<Report> {
-    let name = path.display().to_string();
-    let file =
-        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
-    let mut tally = tally_reader(file).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+    let name = input_name(path);
+    let mut tally =
+        tally_reader(open_input(path)?).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
     let bad = tally.bad_lines();
     if !bad.is_empty() && !skip_bad {
-        let mut msg: Vec<String> = bad
-            .iter()
-            .take(BAD_LINES_LISTED)
-            .map(|b| format!("{name}:{}: {}", b.line, b.message))
-            .collect();
-        if bad.len() > BAD_LINES_LISTED {
-            msg.push(format!("… and {} more", bad.len() - BAD_LINES_LISTED));
-        }
-        msg.push(format!(
-            "{name}: {} malformed line(s); pass --skip-bad to skip them",
-            bad.len()
+        return Err(malformed_lines(
+            &name,
+            bad,
+            "; pass --skip-bad to skip them",
         ));
-        bail!("{}", msg.join("\n"));
     }
     Ok(tally.report(&name))
 }

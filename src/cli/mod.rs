@@ -259,11 +259,14 @@ pub enum Command {
         target: usize,
     },
     /// Run every validator on a task file
-    Validate { file: PathBuf },
+    Validate {
+        /// Task file (JSONL); `-` reads standard input
+        file: PathBuf,
+    },
     /// Statistics of any GroupTravelBench-style task file (paper Tables 5, 8, 9, conflicts,
     /// diversity), optionally side by side with another file or the paper's figures
     Audit {
-        /// Task file (JSONL)
+        /// Task file (JSONL); `-` reads standard input
         file: PathBuf,
         /// Compare with another task file, or `paper` for the paper's published figures
         #[arg(long, value_name = "REF")]
@@ -548,14 +551,11 @@ fn run(cli: Cli) -> Result<()> {
             for f in &findings {
                 println!("{f}");
             }
+            let name = crate::audit::load::input_name(&file);
             if !findings.is_empty() {
-                bail!(
-                    "{}: {} problem(s) in {n} task(s)",
-                    file.display(),
-                    findings.len()
-                );
+                bail!("{name}: {} problem(s) in {n} task(s)", findings.len());
             }
-            println!("{}: {n} tasks, every check passed", file.display());
+            println!("{name}: {n} tasks, every check passed");
         }
     }
     Ok(())

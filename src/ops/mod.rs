@@ -56,20 +56,38 @@ pub fn sample(cfg: &Config) -> Result<Vec<crate::task::Skeleton>> {
     Ok(s.sample())
 }
 
-/// `gtb validate FILE`: every check on a task file; returns (tasks, findings).
+/// `gtb validate FILE` (`-`: standard input): every check on each task, and the file's own
+/// (task_ids unique); returns (tasks, findings). A line that is not a task is an error that
+/// names it (`FILE:LINE: why`), like `gtb audit`'s.
 pub fn validate_file(
     cfg: &Config,
     file: &std::path::Path,
 ) -> Result<(usize, Vec<crate::validate::Finding>)> {
+    use crate::audit::load::{input_name, malformed_lines, open_input, parse_line};
     let res = load_resources(cfg)?;
-    let bytes =
-        std::fs::read(file).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", file.display()))?;
-    let tasks: Vec<crate::task::Task> = crate::pipeline::from_jsonl(&bytes, file)?;
+    let name = input_name(file);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_input(file)?, &mut bytes)
+        .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+    let mut tasks = Vec::new();
+    let mut bad = Vec::new();
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        match parse_line(raw) {
+            None => {}
+            Some(Ok(t)) => tasks.push((i + 1, t)),
+            Some(Err(message)) => bad.push(crate::audit::report::BadLine {
+                line: i + 1,
+                message,
+            }),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(malformed_lines(&name, &bad, ""));
+    }
     let v = crate::validate::Validator::new(&res, cfg);
-    let mut findings = Vec::new();
-    for mut t in tasks.clone() {
-        let o = v.check_task(&mut t, crate::validate::Mode::Audit);
-        findings.extend(o.problems);
+    let mut findings = crate::validate::duplicate_task_ids(&tasks);
+    for (_, t) in &mut tasks {
+        findings.extend(v.check_task(t, crate::validate::Mode::Audit).problems);
     }
     Ok((tasks.len(), findings))
 }

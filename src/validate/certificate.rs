@@ -117,8 +117,9 @@ pub(super) fn opening(v: &Validator, t: &mut Task, trip: &Trip, _: Mode, out: &m
         return;
     };
     let days = trip.days;
-    let dates: Vec<chrono::NaiveDate> = (0..days as i64)
-        .map(|k| start + chrono::Duration::days(k))
+    // checked: a date at the end of the calendar is a format finding, not a panic
+    let dates: Vec<chrono::NaiveDate> = (0..u64::from(days))
+        .filter_map(|k| start.checked_add_days(chrono::Days::new(k)))
         .collect();
     for (u, e) in &t.user_preferences {
         for (city, cp) in &e.preference.city_specific_preferences {

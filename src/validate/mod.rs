@@ -7,6 +7,7 @@ mod certificate;
 mod contradictions;
 pub mod food;
 mod format;
+pub use format::duplicate_task_ids;
 pub mod names;
 mod poi_names;
 mod reachability;
@@ -150,8 +151,12 @@ pub(crate) struct Trip {
 }
 
 impl Trip {
-    /// `None` when the hub, a city or the day phrase is unknown (the format check says which).
+    /// `None` when the hub, a city or the day phrase is unknown, or there is no city (the
+    /// format check says which).
     fn resolve(res: &Resources, t: &Task) -> Option<Trip> {
+        if t.metadata.cities.is_empty() {
+            return None;
+        }
         Some(Trip {
             hub: res.city_id(&t.metadata.departure_city)?,
             cities: t
