@@ -22,7 +22,8 @@ build:
 test:
 	cargo test --release
 
-bench:
+# build first: the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench
+bench: build
 	cargo run --release --bin gtb-bench
 
 # `gtb` on PATH (~/.cargo/bin), with the default data embedded: it builds in any folder
