@@ -10,7 +10,7 @@
 use super::{GenError, Generated, PreferenceGenerator, TaskContext, messages};
 use crate::config::Conflicts;
 use crate::resources::archetypes::Pace;
-use crate::resources::{CityId, FoodKind, Profile, Strategy, parents, vocab};
+use crate::resources::{CityId, FoodKind, Profile, Resources, Strategy, parents, vocab};
 use crate::rng::item_rng;
 use crate::sample::weighted_index;
 use crate::task::{
@@ -21,14 +21,27 @@ use indexmap::IndexMap;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-pub struct OfflineGenerator {
+pub struct OfflineGenerator<'r> {
     pub conflicts: Conflicts,
+    /// the resources `stock` was computed from
+    res: &'r Resources,
+    stock: Stock,
+}
+
+impl<'r> OfflineGenerator<'r> {
+    pub fn new(conflicts: Conflicts, res: &'r Resources) -> Self {
+        OfflineGenerator {
+            conflicts,
+            res,
+            stock: Stock::new(res),
+        }
+    }
 }
 
 /// Bumped whenever the rules change output; part of the generate stage fingerprint.
 pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v4";
 
-impl PreferenceGenerator for OfflineGenerator {
+impl PreferenceGenerator for OfflineGenerator<'_> {
     fn name(&self) -> &str {
         "offline"
     }
@@ -41,13 +54,22 @@ impl PreferenceGenerator for OfflineGenerator {
         attempt: u32,
         _feedback: Option<&str>,
     ) -> Result<Generated, GenError> {
+        // a context over other resources than the generator's gets a stock of its own
+        let own;
+        let stock = if std::ptr::eq(self.res, ctx.res) {
+            &self.stock
+        } else {
+            own = Stock::new(ctx.res);
+            &own
+        };
         let mut rng = item_rng(
             ctx.seed,
             "generate",
             &format!("{}#{attempt}", ctx.skeleton.task_id),
         );
-        let mut tables = build_tables(ctx, &mut rng);
-        inject_conflicts(ctx, &self.conflicts, &mut tables, &mut rng);
+        let trip = Trip::new(ctx, stock);
+        let mut tables = build_tables(&trip, &mut rng);
+        inject_conflicts(&trip, &self.conflicts, &mut tables, &mut rng);
         let messages = tables
             .iter()
             .map(|(u, p)| messages::opening_message(ctx, u, p, &mut rng))
@@ -65,7 +87,7 @@ fn draw_indices(
     excluded: impl Fn(usize, usize) -> bool,
 ) -> Vec<usize> {
     let mut w = weights.to_vec();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(k);
     while out.len() < k {
         let Some(i) = weighted_index(rng, &w) else {
             break;
@@ -82,7 +104,7 @@ fn draw_indices(
 
 /// Draw `k` distinct items by weight.
 fn pick_distinct<T: Clone>(rng: &mut ChaCha8Rng, items: &[T], weights: &[f64], k: usize) -> Vec<T> {
-    draw_indices(rng, weights, k, |_, _| false)
+    pick_indices(rng, weights, k)
         .into_iter()
         .map(|i| items[i].clone())
         .collect()
@@ -97,6 +119,11 @@ fn pick_places(
     k: usize,
 ) -> Vec<usize> {
     draw_indices(rng, weights, k, |i, j| parents::related(atts, i, j))
+}
+
+/// Draw up to `k` distinct indices by weight.
+fn pick_indices(rng: &mut ChaCha8Rng, weights: &[f64], k: usize) -> Vec<usize> {
+    draw_indices(rng, weights, k, |_, _| false)
 }
 
 /// Draw a list length from a distribution over 0..
@@ -123,11 +150,39 @@ fn persona(p: &Profile) -> Persona {
     }
 }
 
+/// Whose tastes: the personas, young people split by sex (their attraction tastes differ).
+#[derive(Clone, Copy, PartialEq)]
+enum Taste {
+    ChildOrTeen,
+    YoungFemale,
+    YoungMale,
+    Adult,
+    Elder,
+}
+
+impl Taste {
+    const ALL: [Taste; 5] = [
+        Taste::ChildOrTeen,
+        Taste::YoungFemale,
+        Taste::YoungMale,
+        Taste::Adult,
+        Taste::Elder,
+    ];
+    fn of(p: &Profile) -> Taste {
+        match persona(p) {
+            Persona::Child | Persona::Teen => Taste::ChildOrTeen,
+            Persona::Young if p.gender == "女" => Taste::YoungFemale,
+            Persona::Young => Taste::YoungMale,
+            Persona::Adult => Taste::Adult,
+            Persona::Elder => Taste::Elder,
+        }
+    }
+}
+
 /// How much a persona likes an attraction category (1 = neutral).
-fn category_taste(p: &Profile, cat: &str) -> f64 {
-    let female = p.gender == "女";
-    let liked: &[&str] = match persona(p) {
-        Persona::Child | Persona::Teen => &[
+fn category_taste(t: Taste, cat: &str) -> f64 {
+    let liked: &[&str] = match t {
+        Taste::ChildOrTeen => &[
             "游乐园",
             "主题公园",
             "动物园",
@@ -138,7 +193,7 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
             "户外拓展",
             "特色街区",
         ],
-        Persona::Young if female => &[
+        Taste::YoungFemale => &[
             "特色街区",
             "古镇",
             "创意园区",
@@ -149,7 +204,7 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
             "人文景观",
             "园林",
         ],
-        Persona::Young => &[
+        Taste::YoungMale => &[
             "自然风光",
             "名山大川",
             "名山丘陵",
@@ -160,7 +215,7 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
             "大峡谷",
             "游乐园",
         ],
-        Persona::Adult => &[
+        Taste::Adult => &[
             "博物馆",
             "文物古迹",
             "古镇",
@@ -170,7 +225,7 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
             "湖泊河流",
             "古建筑",
         ],
-        Persona::Elder => &[
+        Taste::Elder => &[
             "寺庙",
             "名山大川",
             "自然风光",
@@ -182,13 +237,11 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
             "纪念馆",
         ],
     };
-    let disliked: &[&str] = match persona(p) {
-        Persona::Child | Persona::Teen => {
-            &["寺庙", "纪念馆", "文物古迹", "古建筑", "烈士陵园", "道观"]
-        }
-        Persona::Young => &["烈士陵园", "寺庙", "道观", "纪念馆"],
-        Persona::Adult => &["游乐园", "儿童乐园", "购物相关场所"],
-        Persona::Elder => &[
+    let disliked: &[&str] = match t {
+        Taste::ChildOrTeen => &["寺庙", "纪念馆", "文物古迹", "古建筑", "烈士陵园", "道观"],
+        Taste::YoungFemale | Taste::YoungMale => &["烈士陵园", "寺庙", "道观", "纪念馆"],
+        Taste::Adult => &["游乐园", "儿童乐园", "购物相关场所"],
+        Taste::Elder => &[
             "游乐园",
             "主题公园",
             "户外拓展",
@@ -207,7 +260,7 @@ fn category_taste(p: &Profile, cat: &str) -> f64 {
     }
 }
 
-fn food_taste(p: &Profile, cat: &str) -> f64 {
+fn food_taste(t: Taste, cat: &str) -> f64 {
     let spicy = [
         "川菜",
         "湘菜",
@@ -229,11 +282,109 @@ fn food_taste(p: &Profile, cat: &str) -> f64 {
         "披萨",
         "小龙虾",
     ];
-    match persona(p) {
-        Persona::Elder if spicy.contains(&cat) => 0.3,
-        Persona::Elder if young_food.contains(&cat) => 0.2,
-        Persona::Child | Persona::Teen | Persona::Young if young_food.contains(&cat) => 2.0,
+    match t {
+        Taste::Elder if spicy.contains(&cat) => 0.3,
+        Taste::Elder if young_food.contains(&cat) => 0.2,
+        Taste::ChildOrTeen | Taste::YoungFemale | Taste::YoungMale if young_food.contains(&cat) => {
+            2.0
+        }
         _ => 1.0,
+    }
+}
+
+/// One city's inventory as the rules read it, computed once for the whole run: attraction
+/// categories interned, popularity weights and every taste evaluated per category and food
+/// value, so that drawing a member's preferences compares ids, not strings.
+struct CityStock {
+    /// distinct attraction categories, in order of first appearance
+    cats: Vec<String>,
+    /// per attraction: index into `cats`, (popularity/100)^1.5 and popularity/100
+    att_cat: Vec<usize>,
+    att_pop15: Vec<f64>,
+    att_pop: Vec<f64>,
+    /// per `Taste`, per category
+    cat_taste: Vec<Vec<f64>>,
+    /// food values (category or dish) with their base weights, see [`food_values`]
+    food: Vec<(String, f64)>,
+    /// per `Taste`, per food value
+    food_taste: Vec<Vec<f64>>,
+}
+
+/// [`CityStock`] of every city, indexed by `CityId`.
+struct Stock {
+    cities: Vec<CityStock>,
+}
+
+impl Stock {
+    fn new(res: &Resources) -> Stock {
+        let cities = (0..res.cities.len())
+            .map(|c| {
+                let atts = &res.attractions[c];
+                let mut cats: Vec<String> = Vec::new();
+                let att_cat = atts
+                    .iter()
+                    .map(|a| match cats.iter().position(|x| *x == a.category) {
+                        Some(i) => i,
+                        None => {
+                            cats.push(a.category.clone());
+                            cats.len() - 1
+                        }
+                    })
+                    .collect();
+                let food = food_values(res, c as CityId);
+                CityStock {
+                    att_cat,
+                    att_pop15: atts
+                        .iter()
+                        .map(|a| (a.popularity as f64 / 100.0).powf(1.5))
+                        .collect(),
+                    att_pop: atts.iter().map(|a| a.popularity as f64 / 100.0).collect(),
+                    cat_taste: Taste::ALL
+                        .iter()
+                        .map(|&t| cats.iter().map(|c| category_taste(t, c)).collect())
+                        .collect(),
+                    food_taste: Taste::ALL
+                        .iter()
+                        .map(|&t| food.iter().map(|(v, _)| food_taste(t, v)).collect())
+                        .collect(),
+                    cats,
+                    food,
+                }
+            })
+            .collect();
+        Stock { cities }
+    }
+}
+
+/// One task's view of the stock: its cities, and which of their attractions are open on some
+/// day of the trip (evaluated once per task, not once per member).
+struct Trip<'a> {
+    ctx: &'a TaskContext<'a>,
+    /// per task city (in `ctx.cities` order)
+    stock: Vec<&'a CityStock>,
+    open: Vec<Vec<bool>>,
+}
+
+impl<'a> Trip<'a> {
+    fn new(ctx: &'a TaskContext<'a>, stock: &'a Stock) -> Trip<'a> {
+        Trip {
+            ctx,
+            stock: ctx
+                .cities
+                .iter()
+                .map(|&c| &stock.cities[c as usize])
+                .collect(),
+            open: ctx
+                .cities
+                .iter()
+                .map(|&c| {
+                    ctx.res.attractions[c as usize]
+                        .iter()
+                        .map(|a| ctx.open_during_trip(a))
+                        .collect()
+                })
+                .collect(),
+        }
     }
 }
 
@@ -461,204 +612,210 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
 }
 
 /// Category preferences for one city (weak fields, shared by copy_minor).
-fn category_pref(
-    ctx: &TaskContext,
-    city: CityId,
-    p: &Profile,
-    rng: &mut ChaCha8Rng,
-) -> CategoryPref {
-    let mut cats: Vec<&str> = Vec::new();
-    for a in &ctx.res.attractions[city as usize] {
-        if !cats.contains(&a.category.as_str()) {
-            cats.push(&a.category);
-        }
-    }
-    let w: Vec<f64> = cats.iter().map(|c| category_taste(p, c)).collect();
+fn category_pref(city: &CityStock, t: Taste, rng: &mut ChaCha8Rng) -> CategoryPref {
+    let taste = &city.cat_taste[t as usize];
     let positive = {
         let k = count(rng, &[0.15, 0.45, 0.4]);
-        pick_distinct(rng, &cats, &w, k)
+        pick_indices(rng, taste, k)
     };
-    let rest: Vec<&str> = cats
-        .iter()
-        .copied()
+    let rest: Vec<usize> = (0..city.cats.len())
         .filter(|c| !positive.contains(c))
         .collect();
-    let w: Vec<f64> = rest.iter().map(|c| 1.0 / category_taste(p, c)).collect();
+    let w: Vec<f64> = rest.iter().map(|&c| 1.0 / taste[c]).collect();
     let negative = {
         let k = usize::from(rng.gen_bool(0.75));
         pick_distinct(rng, &rest, &w, k)
     };
+    let names = |v: Vec<usize>| v.into_iter().map(|c| city.cats[c].clone()).collect();
     CategoryPref {
-        positive: positive.into_iter().map(String::from).collect(),
-        negative: negative.into_iter().map(String::from).collect(),
+        positive: names(positive),
+        negative: names(negative),
     }
 }
 
 /// Food values of a city: (value, weight base). Categories of its entries and its local dishes;
 /// restaurant names are never used as preference values (the release matches categories).
-fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, f64)> {
+fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
-    for f in &ctx.res.food[city as usize] {
+    for f in &res.food[city as usize] {
         let (v, w) = match f.kind {
-            FoodKind::Dish => (f.name.clone(), 2.5),
-            FoodKind::Cuisine => (f.category.clone(), 1.5),
-            FoodKind::Restaurant => (f.category.clone(), 1.0),
+            FoodKind::Dish => (&f.name, 2.5),
+            FoodKind::Cuisine => (&f.category, 1.5),
+            FoodKind::Restaurant => (&f.category, 1.0),
         };
         if vocab::EXCLUDED_FOOD_CATEGORIES.contains(&v.as_str()) {
             continue;
         }
-        match out.iter_mut().find(|(x, _)| *x == v) {
+        match out.iter_mut().find(|(x, _)| x == v) {
             Some(e) => e.1 += w * 0.5,
-            None => out.push((v, w)),
+            None => out.push((v.clone(), w)),
         }
     }
     out
 }
 
-fn weak_food(
-    ctx: &TaskContext,
-    city: CityId,
-    p: &Profile,
-    rng: &mut ChaCha8Rng,
-) -> (Vec<String>, Vec<String>) {
-    let vals = food_values(ctx, city);
-    let items: Vec<String> = vals.iter().map(|v| v.0.clone()).collect();
-    let w: Vec<f64> = vals.iter().map(|(v, w)| w * food_taste(p, v)).collect();
+/// Indices into `all` of the values of `list` (values it does not hold are left out).
+fn ids_of(all: &[String], list: &[String]) -> Vec<usize> {
+    list.iter()
+        .filter_map(|v| all.iter().position(|x| x == v))
+        .collect()
+}
+
+fn food_names(city: &CityStock, ids: Vec<usize>) -> Vec<String> {
+    ids.into_iter().map(|i| city.food[i].0.clone()).collect()
+}
+
+fn weak_food(city: &CityStock, t: Taste, rng: &mut ChaCha8Rng) -> (Vec<String>, Vec<String>) {
+    let taste = &city.food_taste[t as usize];
+    let w: Vec<f64> = city
+        .food
+        .iter()
+        .zip(taste)
+        .map(|((_, w), t)| w * t)
+        .collect();
     let prefer = {
         let k = count(rng, &[0.2, 0.55, 0.25]);
-        pick_distinct(rng, &items, &w, k)
+        pick_indices(rng, &w, k)
     };
-    let rest: Vec<String> = items
-        .iter()
+    let rest: Vec<usize> = (0..city.food.len())
         .filter(|v| !prefer.contains(v))
-        .cloned()
         .collect();
-    let w: Vec<f64> = rest.iter().map(|v| 1.0 / food_taste(p, v)).collect();
+    let w: Vec<f64> = rest.iter().map(|&v| 1.0 / taste[v]).collect();
     let avoid = {
         let k = usize::from(rng.gen_bool(0.62));
         pick_distinct(rng, &rest, &w, k)
     };
-    (prefer, avoid)
+    (food_names(city, prefer), food_names(city, avoid))
 }
 
-/// The individual city fields: must/reject sights, must/reject food.
+/// The individual city fields: must/reject sights, must/reject food. `ci` is the city's
+/// position in the trip.
 fn individual_city(
-    ctx: &TaskContext,
-    city: CityId,
-    p: &Profile,
+    trip: &Trip,
+    ci: usize,
+    t: Taste,
     weak: &CityPref,
     rng: &mut ChaCha8Rng,
 ) -> CityPref {
-    let atts = &ctx.res.attractions[city as usize];
-    let pos = &weak.attractions.category_pref.positive;
-    let neg = &weak.attractions.category_pref.negative;
-    let w: Vec<f64> = atts
-        .iter()
+    let city = trip.stock[ci];
+    let atts = &trip.ctx.res.attractions[trip.ctx.cities[ci] as usize];
+    let taste = &city.cat_taste[t as usize];
+    let pos = ids_of(&city.cats, &weak.attractions.category_pref.positive);
+    let neg = ids_of(&city.cats, &weak.attractions.category_pref.negative);
+    let w: Vec<f64> = (0..atts.len())
         .map(|a| {
-            if !ctx.open_during_trip(a) {
+            if !trip.open[ci][a] {
                 return 0.0; // closed for the whole trip (season, weekday): nobody insists on it
             }
-            let pop = (a.popularity as f64 / 100.0).powf(1.5);
-            let cat = if pos.contains(&a.category) {
+            let c = city.att_cat[a];
+            let cat = if pos.contains(&c) {
                 3.0
-            } else if neg.contains(&a.category) {
+            } else if neg.contains(&c) {
                 0.05
             } else {
                 1.0
             };
-            pop * cat * category_taste(p, &a.category)
+            city.att_pop15[a] * cat * taste[c]
         })
         .collect();
     let must_visit = {
         let k = 1 + count(rng, &[0.7, 0.3]);
         pick_places(rng, atts, &w, k)
     };
-    let w: Vec<f64> = atts
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
+    let w: Vec<f64> = (0..atts.len())
+        .map(|a| {
             // nobody rejects what they must see, nor the area around it or a part of it
-            if must_visit.iter().any(|&m| parents::related(atts, m, i)) {
+            if must_visit.iter().any(|&m| parents::related(atts, m, a)) {
                 return 0.0;
             }
-            let cat = if neg.contains(&a.category) {
+            let c = city.att_cat[a];
+            let cat = if neg.contains(&c) {
                 4.0
-            } else if pos.contains(&a.category) {
+            } else if pos.contains(&c) {
                 0.0
             } else {
                 1.0
             };
-            (a.popularity as f64 / 100.0) * cat / category_taste(p, &a.category)
+            city.att_pop[a] * cat / taste[c]
         })
         .collect();
     let reject_visit = {
         let k = usize::from(rng.gen_bool(0.42));
         pick_places(rng, atts, &w, k)
     };
-    let names = |picked: Vec<usize>| -> Vec<String> {
-        picked.into_iter().map(|i| atts[i].name.clone()).collect()
-    };
-    let (must_visit, reject_visit) = (names(must_visit), names(reject_visit));
-    let vals = food_values(ctx, city);
-    let items: Vec<String> = vals.iter().map(|v| v.0.clone()).collect();
-    let taken = |v: &String| weak.food.prefer_eat.contains(v) || weak.food.avoid_eat.contains(v);
-    let w: Vec<f64> = vals
-        .iter()
-        .map(|(v, w)| if taken(v) { 0.0 } else { w * food_taste(p, v) })
+    let names = |v: Vec<usize>| v.into_iter().map(|a| atts[a].name.clone()).collect();
+    let food_taste = &city.food_taste[t as usize];
+    let mut taken = ids_of_food(city, &weak.food.prefer_eat);
+    taken.extend(ids_of_food(city, &weak.food.avoid_eat));
+    let w: Vec<f64> = (0..city.food.len())
+        .map(|v| {
+            if taken.contains(&v) {
+                0.0
+            } else {
+                city.food[v].1 * food_taste[v]
+            }
+        })
         .collect();
     let must_eat = {
         let k = count(rng, &[0.25, 0.5, 0.25]);
-        pick_distinct(rng, &items, &w, k)
+        pick_indices(rng, &w, k)
     };
-    let w: Vec<f64> = vals
-        .iter()
-        .map(|(v, _)| {
-            if taken(v) || must_eat.contains(v) {
+    let w: Vec<f64> = (0..city.food.len())
+        .map(|v| {
+            if taken.contains(&v) || must_eat.contains(&v) {
                 0.0
             } else {
-                1.0 / food_taste(p, v)
+                1.0 / food_taste[v]
             }
         })
         .collect();
     let reject_eat = {
         let k = usize::from(rng.gen_bool(0.36));
-        pick_distinct(rng, &items, &w, k)
+        pick_indices(rng, &w, k)
     };
     CityPref {
         attractions: AttractionPref {
-            must_visit,
-            reject_visit,
+            must_visit: names(must_visit),
+            reject_visit: names(reject_visit),
             category_pref: weak.attractions.category_pref.clone(),
         },
         food: FoodPref {
-            must_eat,
+            must_eat: food_names(city, must_eat),
             prefer_eat: weak.food.prefer_eat.clone(),
             avoid_eat: weak.food.avoid_eat.clone(),
-            reject_eat,
+            reject_eat: food_names(city, reject_eat),
         },
     }
 }
 
-fn build_tables(ctx: &TaskContext, rng: &mut ChaCha8Rng) -> Vec<(String, Preference)> {
-    let a = ctx.archetype;
+/// Indices of food values of the city.
+fn ids_of_food(city: &CityStock, list: &[String]) -> Vec<usize> {
+    list.iter()
+        .filter_map(|v| city.food.iter().position(|(x, _)| x == v))
+        .collect()
+}
+
+fn build_tables(trip: &Trip, rng: &mut ChaCha8Rng) -> Vec<(String, Preference)> {
+    let ctx = trip.ctx;
     let mut out: Vec<(String, Preference)> = Vec::new();
-    for slot in a.planned_slots() {
+    for slot in ctx.archetype.planned_slots() {
         let p = ctx.profile_of(&slot.user);
+        let t = Taste::of(p);
         let reference = slot
             .reference
             .as_ref()
-            .and_then(|r| out.iter().find(|(u, _)| u == r).map(|(_, t)| t.clone()));
-        let global = match (slot.strategy, &reference) {
+            .and_then(|r| out.iter().find(|(u, _)| u == r).map(|(_, t)| t));
+        let global = match (slot.strategy, reference) {
             (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
             _ => globals(ctx, p, rng),
         };
         let mut cities = IndexMap::new();
         for (ci, &c) in ctx.cities.iter().enumerate() {
-            let weak = match (slot.strategy, &reference) {
+            let weak = match (slot.strategy, reference) {
                 (Strategy::CopyMinor, Some(r)) => r.city_specific_preferences[ci].clone(),
                 _ => {
-                    let category_pref = category_pref(ctx, c, p, rng);
-                    let (prefer_eat, avoid_eat) = weak_food(ctx, c, p, rng);
+                    let category_pref = category_pref(trip.stock[ci], t, rng);
+                    let (prefer_eat, avoid_eat) = weak_food(trip.stock[ci], t, rng);
                     CityPref {
                         attractions: AttractionPref {
                             category_pref,
@@ -674,7 +831,7 @@ fn build_tables(ctx: &TaskContext, rng: &mut ChaCha8Rng) -> Vec<(String, Prefere
             };
             cities.insert(
                 ctx.res.city(c).name.clone(),
-                individual_city(ctx, c, p, &weak, rng),
+                individual_city(trip, ci, t, &weak, rng),
             );
         }
         out.push((
@@ -691,11 +848,12 @@ fn build_tables(ctx: &TaskContext, rng: &mut ChaCha8Rng) -> Vec<(String, Prefere
 /// Make the task's must/reject clashes match the plan drawn for it: inject one where the plan
 /// says so, and scrub accidental ones elsewhere (so that the configured shares hold).
 fn inject_conflicts(
-    ctx: &TaskContext,
+    trip: &Trip,
     c: &Conflicts,
     tables: &mut [(String, Preference)],
     rng: &mut ChaCha8Rng,
 ) {
+    let ctx = trip.ctx;
     let want_attr = rng.gen_bool(c.attractions);
     let want_food = rng.gen_bool(c.food);
     let want_transport = rng.gen_bool(c.transport);
@@ -781,21 +939,21 @@ fn inject_conflicts(
     }
     if want_food {
         let (i, j) = pair(rng);
-        let city = &city_names[rng.gen_range(0..city_names.len())];
+        let k = rng.gen_range(0..city_names.len());
+        let city = &city_names[k];
         let ci = tables[i]
             .1
             .city_specific_preferences
             .get_mut(city)
             .expect("city");
-        if ci.food.must_eat.is_empty() {
-            let vals = food_values(ctx, ctx.res.city_id(city).expect("city"));
-            if let Some((v, _)) = vals.iter().find(|(v, _)| {
+        if ci.food.must_eat.is_empty()
+            && let Some((v, _)) = trip.stock[k].food.iter().find(|(v, _)| {
                 !ci.food.prefer_eat.contains(v)
                     && !ci.food.avoid_eat.contains(v)
                     && !ci.food.reject_eat.contains(v)
-            }) {
-                ci.food.must_eat.push(v.clone());
-            }
+            })
+        {
+            ci.food.must_eat.push(v.clone());
         }
         if let Some(item) = ci.food.must_eat.first().cloned() {
             let cj = tables[j]

@@ -130,9 +130,7 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
     plan.validate()?;
     let res = super::load_resources(cfg)?;
     if cfg.run.generator != "openai" {
-        let generator = OfflineGenerator {
-            conflicts: cfg.generate.conflicts.clone(),
-        };
+        let generator = OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
         return build_with(plan, &res, &generator);
     }
     // a run the generator stops fails at the batch in progress: that stage is not committed,
