@@ -39,9 +39,14 @@ pub fn write_value<W: io::Write, T: Serialize + ?Sized>(
 
 /// One value as a Python-style JSON string.
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut out = Vec::new();
+    String::from_utf8(to_vec(value)).expect("serde_json writes UTF-8")
+}
+
+/// One value as Python-style JSON bytes (for writing: no second UTF-8 check of the text).
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
     write_value(&mut out, value).expect("serialising in-memory values cannot fail");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+    out
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             manifest,
             reports,
             report,
+            audit: None,
             base: base.clone(),
         })?;
         summaries.push(SplitSummary {

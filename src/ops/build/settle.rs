@@ -3,6 +3,7 @@
 
 use super::generate::{Attempt, attempt};
 use super::split::Split;
+use crate::audit::report::Tally as AuditTally;
 use crate::task::{Skeleton, Task};
 use crate::validate::report::Report;
 use crate::validate::{Finding, Mode, Outcome, Validator};
@@ -124,6 +125,9 @@ pub(super) struct Tally {
     pub report: Report,
     pub users: usize,
     pub slots: usize,
+    /// the audit's counts of the accepted tasks, taken while they are in memory (publishing
+    /// then needs no second parse of the task file)
+    pub audit: AuditTally,
 }
 
 impl Tally {
@@ -134,7 +138,21 @@ impl Tally {
             report,
             users: 0,
             slots,
+            audit: AuditTally::default(),
         }
+    }
+
+    /// Count the accepted tasks of a chunk's histories into the audit, in parallel.
+    pub fn audit_all(&mut self, histories: &[SlotHistory]) {
+        let part = histories
+            .par_iter()
+            .filter_map(SlotHistory::accepted)
+            .fold(AuditTally::default, |mut a, t| {
+                a.add(t);
+                a
+            })
+            .reduce(AuditTally::default, AuditTally::merge);
+        self.audit = std::mem::take(&mut self.audit).merge(part);
     }
 
     /// Book a slot's history: each try's retries, fixes or drop, and the replacements.

@@ -197,4 +197,6 @@ pub(super) struct Artifacts {
     pub sha256: Option<String>,
     /// shard: where the slice's lines went
     pub published: Option<PathBuf>,
+    /// validate (when it ran in this process): the audit's counts of the accepted tasks
+    pub audit: Option<crate::audit::report::Tally>,
 }

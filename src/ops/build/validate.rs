@@ -59,13 +59,14 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
                 let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
                 let start = ctx.slots.start + ci * CHUNK;
                 let histories = replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
-                let lines: Vec<Option<String>> = histories
+                let lines: Vec<Option<Vec<u8>>> = histories
                     .par_iter()
-                    .map(|h| h.accepted().map(crate::pyjson::to_string))
+                    .map(|h| h.accepted().map(crate::pyjson::to_vec))
                     .collect();
+                tally.audit_all(&histories);
                 for (h, line) in histories.into_iter().zip(lines) {
                     tally.record_slot(h);
-                    w.write_all(line.context("a slot without an accepted task")?.as_bytes())?;
+                    w.write_all(&line.context("a slot without an accepted task")?)?;
                     w.write_all(b"\n")?;
                 }
                 pb.inc(chunk.len() as u64);
@@ -74,8 +75,12 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         })?;
         pb.finish_and_clear();
         let Tally {
-            mut report, users, ..
+            mut report,
+            users,
+            audit,
+            ..
         } = tally;
+        art.audit = Some(audit);
         report.written = skeletons.len();
         let mut classes = [0usize; 3];
         for s in skeletons {
