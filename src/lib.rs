@@ -8,6 +8,11 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// A hash map with a fixed fast hasher (foldhash) for the pipeline's lookups by short strings and
+/// ids, where std's SipHash cost several per cent of a build. No per-process seed; nothing
+/// iterates these maps where the order could reach an output.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
 pub mod audit;
 pub mod cli;
 pub mod clusters;

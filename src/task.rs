@@ -4,6 +4,9 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+/// A map keyed by user or city name in the file's order (fast fixed hasher: see `FastMap`).
+pub type Keyed<V> = IndexMap<String, V, foldhash::fast::FixedState>;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Buckets {
     pub must: Vec<String>,
@@ -63,7 +66,7 @@ pub struct CityPref {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Preference {
     pub global_constraints: GlobalConstraints,
-    pub city_specific_preferences: IndexMap<String, CityPref>,
+    pub city_specific_preferences: Keyed<CityPref>,
 }
 
 impl Preference {
@@ -130,7 +133,7 @@ pub struct Task {
     pub time: String,
     pub context: String,
     pub metadata: Metadata,
-    pub user_preferences: IndexMap<String, UserEntry>,
+    pub user_preferences: Keyed<UserEntry>,
     pub initial_messages: Vec<Message>,
     pub difficulty_score: f64,
     pub difficulty_type: String,

@@ -166,7 +166,7 @@ fn issue12_rejecting_an_area_contradicts_a_must_visit_part() {
         let mut cp = e.preference.city_specific_preferences[&first].clone();
         cp.attractions.must_visit = vec!["西岳庙".into()];
         cp.attractions.reject_visit = vec![];
-        e.preference.city_specific_preferences = [("华阴市".to_string(), cp)].into();
+        e.preference.city_specific_preferences = [("华阴市".to_string(), cp)].into_iter().collect();
     }
     let user = t.user_preferences.keys().next().unwrap().clone();
     let a = &mut t.user_preferences.get_mut(&user).unwrap().preference;

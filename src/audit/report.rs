@@ -3,9 +3,10 @@
 //! Every group-by is a `BTreeMap` (sorted, deterministic) or a `HashMap` that is sorted on output.
 
 use super::stats;
+use crate::FastMap as HashMap;
 use crate::task::Task;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hash;
 
 /// Difficulty classes in display order; any other value found in a file is appended.

@@ -12,7 +12,6 @@ use crate::resources::{Archetype, CityId, Profile, Resources};
 use crate::task::{
     ChildMember, Message, Metadata, Preference, Skeleton, Task, UserEntry, day_phrase,
 };
-use indexmap::IndexMap;
 
 /// Everything a generator may look at for one task.
 pub struct TaskContext<'a> {
@@ -162,7 +161,7 @@ pub fn assemble(ctx: &TaskContext, g: Generated) -> Task {
         let roles: Vec<&str> = children.iter().map(|c| c.role.as_str()).collect();
         context.push_str(&format!("；随行儿童：{}", roles.join("、")));
     }
-    let mut user_preferences = IndexMap::new();
+    let mut user_preferences = crate::task::Keyed::default();
     for (user, pref) in g.tables {
         let role = a.slot(&user).map(|s| s.role.clone()).unwrap_or_default();
         let compromisable = sk.compromise_pattern.contains(&user);

@@ -17,7 +17,6 @@ use crate::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Preference,
 };
-use indexmap::IndexMap;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -809,7 +808,7 @@ fn build_tables(trip: &Trip, rng: &mut ChaCha8Rng) -> Vec<(String, Preference)> 
             (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
             _ => globals(ctx, p, rng),
         };
-        let mut cities = IndexMap::new();
+        let mut cities = crate::task::Keyed::default();
         for (ci, &c) in ctx.cities.iter().enumerate() {
             let weak = match (slot.strategy, reference) {
                 (Strategy::CopyMinor, Some(r)) => r.city_specific_preferences[ci].clone(),

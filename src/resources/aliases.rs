@@ -51,7 +51,7 @@ pub struct Alias {
 /// it) and not given twice.
 pub fn load(
     file: &Path,
-    city_index: &HashMap<String, CityId>,
+    city_index: &crate::FastMap<String, CityId>,
     attractions: &[Vec<Attraction>],
 ) -> Result<Vec<Vec<Alias>>, InputError> {
     let mut out: Vec<Vec<Alias>> = vec![Vec::new(); attractions.len()];

@@ -13,7 +13,7 @@ pub mod parents;
 pub mod table;
 pub mod vocab;
 
-use std::collections::HashMap;
+use crate::FastMap as HashMap;
 use std::path::{Path, PathBuf};
 
 pub use aliases::{Alias, AliasKind};
@@ -377,7 +377,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         return Err(table::no_rows(&paths.cities, "every task needs its cities"));
     }
     files.push(paths.cities.clone());
-    let mut city_index = HashMap::new();
+    let mut city_index = HashMap::default();
     for (i, c) in cities.iter().enumerate() {
         if city_index.insert(c.name.clone(), i as CityId).is_some() {
             return Err(InputError {
@@ -474,7 +474,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
 
     // transport
-    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::new();
+    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::default();
     let rows = read_csv(&paths.transport, |r| {
         let from = city_index.get(r.str("from")?).copied().ok_or_else(|| {
             r.err(
@@ -552,7 +552,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let archetypes = archetypes::load(&paths.archetypes)?;
     files.push(paths.archetypes.clone());
 
-    let mut profile_index = HashMap::with_capacity(profiles.len());
+    let mut profile_index = HashMap::with_capacity_and_hasher(profiles.len(), Default::default());
     for (i, p) in profiles.iter().enumerate() {
         if profile_index.insert(p.id.clone(), i).is_some() {
             return Err(InputError {

@@ -1,8 +1,8 @@
 //! POI name matching: exact after normalisation, then fuzzy with a threshold and an ambiguity
 //! margin, against a per-city index of the inventory.
 
+use crate::FastMap as HashMap;
 use crate::resources::{Alias, AliasKind, City, CityId, Resources};
-use std::collections::HashMap;
 use unicode_normalization::UnicodeNormalization;
 
 /// NFKC (full/half width), lower case, without whitespace, `·` and trailing bracketed branch
@@ -149,9 +149,9 @@ pub struct CityNames {
 
 impl CityNames {
     pub fn new(names: Vec<String>, aliases: &[Alias], prefixes: Vec<String>) -> Self {
-        let mut exact = HashMap::with_capacity(names.len());
+        let mut exact = HashMap::with_capacity_and_hasher(names.len(), Default::default());
         let mut all = Vec::with_capacity(names.len());
-        let mut by_core: HashMap<String, Vec<String>> = HashMap::new();
+        let mut by_core: HashMap<String, Vec<String>> = HashMap::default();
         for canon in names {
             let norm = normalize(&canon);
             let core = core_name(&norm, &prefixes);

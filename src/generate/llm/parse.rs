@@ -10,7 +10,6 @@ use crate::task::{
     Intensity, Message, Preference,
 };
 use crate::validate::names::normalize;
-use indexmap::IndexMap;
 use serde_json::Value;
 
 /// What a reply yields when its tables are sound: the tables (generation order) and the opening
@@ -610,7 +609,7 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<String>> {
             .obj(mv.get("city_specific_preferences"), &csp_path)
             .cloned()
             .unwrap_or_default();
-        let mut cities = IndexMap::new();
+        let mut cities = crate::task::Keyed::default();
         for (ci, c) in p.cities.iter().enumerate() {
             let raw = csp.get(&c.name).or_else(|| {
                 csp.iter()
