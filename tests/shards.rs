@@ -278,4 +278,26 @@ fn issue14_02_llm_shards_share_one_cache_and_merge_to_the_unsharded_bytes() {
     let whole = dir.path().join("whole");
     unsharded(&whole, &llm(&dir.path().join("own-cache")));
     assert_eq!(sha(&m.join("test.jsonl")), sha(&whole.join("test.jsonl")));
+    // the merged manifest adds up the shards' LLM accounting: the unsharded build's figures
+    let json = |p: PathBuf| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    let merged = json(m.join("manifest.json"))["llm"].clone();
+    let single = json(whole.join("manifest.json"))["llm"].clone();
+    assert_eq!(merged["shards"].as_array().unwrap().len(), 4);
+    for key in [
+        "/requests/sent",
+        "/tokens/this_run/prompt",
+        "/tokens/this_run/completion",
+    ] {
+        let want = single.pointer(key).and_then(|v| v.as_u64()).unwrap();
+        assert!(want > 0, "{key}");
+        assert_eq!(
+            merged
+                .pointer(&format!("/totals{key}"))
+                .and_then(|v| v.as_u64()),
+            Some(want),
+            "{key}"
+        );
+    }
 }

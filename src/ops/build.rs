@@ -137,17 +137,22 @@ pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
     // answers received so far stay in the cache
     let generator = crate::generate::llm::LlmGenerator::new(cfg)?;
     let result = build_with(plan, &res, &generator);
-    // token usage and cost go into the manifests written by this run and <reports>/llm_report.json
+    // token usage and cost go into the manifests (a shard's: shard.json, which `gtb merge`
+    // adds up) written by this run and <reports>/llm_report.json
+    let (last, file) = match plan.shard {
+        Some(_) => ("shard", ShardFile::NAME),
+        None => ("write", "manifest.json"),
+    };
     let manifests: Vec<PathBuf> = match &result {
         Ok(s) if !plan.explain => s
             .splits
             .iter()
             .filter(|sp| {
                 s.stages.iter().any(|(st, d)| {
-                    *st == format!("{}/write", sp.name) && matches!(d, Decision::Rerun(_))
+                    *st == format!("{}/{last}", sp.name) && matches!(d, Decision::Rerun(_))
                 })
             })
-            .filter_map(|sp| sp.path.parent().map(|d| d.join("manifest.json")))
+            .filter_map(|sp| sp.path.parent().map(|d| d.join(file)))
             .collect(),
         _ => Vec::new(),
     };

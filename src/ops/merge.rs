@@ -82,6 +82,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
         base.stage_decisions = [("merge".to_string(), format!("ran: {count} shards").into())]
             .into_iter()
             .collect();
+        base.llm = shards_llm(&found);
         let parts = found
             .iter()
             .map(|f| f.dir.join(&f.file.validated))
@@ -106,6 +107,52 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
         });
     }
     Ok(summaries)
+}
+
+/// The shards' LLM accounting for the merged manifest: each shard's, and the totals of what
+/// adds up (requests, tokens, cost); `None` for offline shards.
+fn shards_llm(found: &[Found]) -> Option<serde_json::Value> {
+    use serde_json::{Value, json};
+    let each: Vec<(&Found, &Value)> = found
+        .iter()
+        .filter_map(|f| Some((f, f.file.llm.as_ref()?)))
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    let count = |pointer: &str| -> u64 {
+        each.iter()
+            .filter_map(|(_, v)| v.pointer(pointer)?.as_u64())
+            .sum()
+    };
+    let money = |pointer: &str| -> f64 {
+        let sum: f64 = each
+            .iter()
+            .filter_map(|(_, v)| v.pointer(pointer)?.as_f64())
+            .sum();
+        (sum * 1e6).round() / 1e6
+    };
+    let shards: Vec<Value> = each
+        .iter()
+        .map(|(f, v)| json!({"shard": f.file.index().to_string(), "accounting": v}))
+        .collect();
+    Some(json!({
+        "totals": {
+            "requests": {
+                "sent": count("/requests/sent"), "cached": count("/requests/cached"),
+                "retries": count("/requests/retries"), "failed": count("/requests/failed"),
+            },
+            "tokens": {
+                "this_run": {"prompt": count("/tokens/this_run/prompt"), "completion": count("/tokens/this_run/completion")},
+                "from_cache": {"prompt": count("/tokens/from_cache/prompt"), "completion": count("/tokens/from_cache/completion")},
+            },
+            "cost": {
+                "currency": each[0].1.pointer("/cost/currency"),
+                "this_run": money("/cost/this_run"), "dataset": money("/cost/dataset"),
+            },
+        },
+        "shards": shards,
+    }))
 }
 
 /// The shards in a shard build's folder: `shard.json` there (one split), or in its split

@@ -29,6 +29,10 @@ pub(crate) struct ShardFile {
     pub validated_sha256: String,
     pub manifest: ManifestBase,
     pub report: Report,
+    /// the LLM accounting of the shard's build (added by the generator after the run, as to
+    /// a manifest)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<serde_json::Value>,
 }
 
 impl ShardFile {
@@ -104,6 +108,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
             validated_sha256: sha.clone(),
             manifest: ManifestBase::of(ctx, &art.planned, counts),
             report,
+            llm: None,
         };
         digest::write_atomic(&file, &serde_json::to_vec_pretty(&shard_file)?)?;
         digest::write_atomic(&work.artifact("shard"), b"")?;

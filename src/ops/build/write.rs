@@ -191,6 +191,10 @@ pub(crate) struct ManifestBase {
     pub stage_fingerprints: serde_json::Map<String, serde_json::Value>,
     pub stage_decisions: serde_json::Map<String, serde_json::Value>,
     pub counts: ValidateSummary,
+    /// the LLM accounting when it is known at publishing (`gtb merge`: the shards'); a build
+    /// adds its own after the run
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<serde_json::Value>,
 }
 
 impl ManifestBase {
@@ -220,12 +224,13 @@ impl ManifestBase {
             stage_fingerprints,
             stage_decisions,
             counts,
+            llm: None,
         }
     }
 
     fn manifest(&self, sha: &str, tasks: usize) -> serde_json::Value {
         let vs = &self.counts;
-        serde_json::json!({
+        let mut m = serde_json::json!({
             "gtb_version": env!("CARGO_PKG_VERSION"),
             "code_version": CODE_VERSION,
             "seed": self.seed,
@@ -241,6 +246,10 @@ impl ManifestBase {
                 "dropped": vs.dropped,
             },
             "test_jsonl_sha256": sha,
-        })
+        });
+        if let Some(llm) = &self.llm {
+            m["llm"] = llm.clone();
+        }
+        m
     }
 }
