@@ -63,12 +63,22 @@ pub fn validate_file(
     cfg: &Config,
     file: &std::path::Path,
 ) -> Result<(usize, Vec<crate::validate::Finding>)> {
-    use crate::audit::load::{input_name, malformed_lines, open_input, parse_line};
+    use crate::audit::load::{input_name, open_input};
     let res = load_resources(cfg)?;
     let name = input_name(file);
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut open_input(file)?, &mut bytes)
         .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+    validate_bytes(&crate::validate::Validator::new(&res, cfg), &name, &bytes)
+}
+
+/// [`validate_file`] on the bytes of a file called `name` in messages.
+pub fn validate_bytes(
+    v: &crate::validate::Validator,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(usize, Vec<crate::validate::Finding>)> {
+    use crate::audit::load::{malformed_lines, parse_line};
     let mut tasks = Vec::new();
     let mut bad = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -82,9 +92,8 @@ pub fn validate_file(
         }
     }
     if !bad.is_empty() {
-        return Err(malformed_lines(&name, &bad, ""));
+        return Err(malformed_lines(name, &bad, ""));
     }
-    let v = crate::validate::Validator::new(&res, cfg);
     let mut findings = crate::validate::duplicate_task_ids(&tasks);
     for (_, t) in &mut tasks {
         findings.extend(v.check_task(t, crate::validate::Mode::Audit).problems);
