@@ -5,9 +5,9 @@
 //! the file.
 //!
 //! The mutations are drawn from `GTB_FUZZ_SEED` (default 13; set another to fuzz with a seed
-//! the suite does not use). `GTB_FUZZ_CASES` sets the number of task files (default 2,000), `GTB_FUZZ_BINARY_CASES` those
-//! run through the binary (default 30, each by validate and audit), and
-//! `GTB_FUZZ_RAW_CASES` that of raw-data mutations (default 150).
+//! the suite does not use). `GTB_FUZZ_CASES` sets the number of task files (default 2,000),
+//! `GTB_FUZZ_BINARY_CASES` those run through the binary (default 30, each by validate and
+//! audit), and `GTB_FUZZ_RAW_CASES` that of raw-data mutations (default 150).
 
 mod common;
 use common::*;
