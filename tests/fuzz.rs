@@ -600,9 +600,8 @@ fn prepare_and_use(cfg: &Config, data: &str) -> Result<&'static str, String> {
     let Ok(sampler) = gtb::sample::Sampler::new(cfg, &res, 2) else {
         return Ok("sampler refused");
     };
-    let generator = gtb::generate::offline::OfflineGenerator {
-        conflicts: cfg.generate.conflicts.clone(),
-    };
+    let generator =
+        gtb::generate::offline::OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
     let v = Validator::new(&res, cfg);
     for sk in sampler.sample() {
         let Ok(ctx) = gtb::generate::TaskContext::new(&sk, &res, cfg.run.seed) else {
