@@ -26,21 +26,8 @@ impl Default for ClusterParams {
     }
 }
 
-/// Great-circle distance in km.
-pub fn haversine_km(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (la1, lo1, la2, lo2) = (
-        a.0.to_radians(),
-        a.1.to_radians(),
-        b.0.to_radians(),
-        b.1.to_radians(),
-    );
-    let h = ((la2 - la1) / 2.0).sin().powi(2)
-        + la1.cos() * la2.cos() * ((lo2 - lo1) / 2.0).sin().powi(2);
-    2.0 * 6371.0 * h.sqrt().asin()
-}
-
 fn planar(lat: f64, lng: f64) -> [f64; 2] {
-    // equirectangular km around 35°N: good enough to pre-select neighbours, distances are exact haversine
+    // equirectangular km around 35°N: good enough to pre-select neighbours, distances are exact geodesics
     [lng * 111.32 * 35f64.to_radians().cos(), lat * 110.57]
 }
 
@@ -48,7 +35,7 @@ fn planar(lat: f64, lng: f64) -> [f64; 2] {
 pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
     let dests: Vec<CityId> = res.destinations().collect();
     let pos = |c: CityId| (res.city(c).lat, res.city(c).lng);
-    let dist = |a: CityId, b: CityId| haversine_km(pos(a), pos(b));
+    let dist = |a: CityId, b: CityId| crate::geodesy::distance_km(pos(a), pos(b));
     let weight = |c: CityId| [3.0, 2.0, 1.0][res.city(c).tier as usize - 1];
     let tree: RTree<GeomWithData<[f64; 2], CityId>> = RTree::bulk_load(
         dests

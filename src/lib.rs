@@ -21,6 +21,8 @@ pub mod difficulty;
 pub mod digest;
 pub mod export;
 pub mod generate;
+pub mod geodesy;
+pub mod network;
 pub mod ops;
 pub mod pipeline;
 pub mod plan;

@@ -83,7 +83,7 @@ fn shipped_data_meets_the_minimums() {
             city.name
         );
         for a in &res.attractions[c as usize] {
-            let km = gtb::clusters::haversine_km((a.lat, a.lng), (city.lat, city.lng));
+            let km = gtb::geodesy::distance_km((a.lat, a.lng), (city.lat, city.lng));
             // prefectures of the far west span many hundreds of km (沱沱河 lies in 海西州)
             let span = if city.name.ends_with("自治州") || city.name.ends_with("地区") {
                 800.0
@@ -149,7 +149,7 @@ fn cross_check_against_reference_data() {
             });
         let Some(r) = r else { continue };
         let (lat, lng): (f64, f64) = (r["lat"].parse().unwrap(), r["lng"].parse().unwrap());
-        let km = gtb::clusters::haversine_km((lat, lng), (c.lat, c.lng));
+        let km = gtb::geodesy::distance_km((lat, lng), (c.lat, c.lng));
         assert!(km <= 30.0, "{} is {km:.1} km from the reference", c.name);
         checked += 1;
     }
@@ -201,7 +201,7 @@ fn cross_check_against_reference_data() {
                         if let (Ok(lat), Ok(lng)) =
                             (s["lat"].parse::<f64>(), s["lng"].parse::<f64>())
                         {
-                            let km = gtb::clusters::haversine_km((lat, lng), (a.lat, a.lng));
+                            let km = gtb::geodesy::distance_km((lat, lng), (a.lat, a.lng));
                             assert!(
                                 km > 150.0,
                                 "{} is listed in {} but the 5A list puts it in {}{}, {km:.0} km away",
@@ -214,7 +214,7 @@ fn cross_check_against_reference_data() {
                         continue;
                     }
                     if let (Ok(lat), Ok(lng)) = (s["lat"].parse::<f64>(), s["lng"].parse::<f64>()) {
-                        let km = gtb::clusters::haversine_km((lat, lng), (a.lat, a.lng));
+                        let km = gtb::geodesy::distance_km((lat, lng), (a.lat, a.lng));
                         if km > 30.0 {
                             far.push(format!(
                                 "{} ({km:.0} km; reference geocoded as {:?})",

@@ -258,6 +258,12 @@ pub enum Command {
         #[arg(long, default_value_t = 175)]
         target: usize,
     },
+    /// Model transport.csv from the rail network, airports and roads (deterministic)
+    Transport {
+        /// Output file (default: the configured transport.csv)
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run every validator on a task file
     Validate {
         /// Task file (JSONL); `-` reads standard input
@@ -453,6 +459,11 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
             println!("{n} clusters -> {}", cfg.paths.clusters.display());
+        }
+        Command::Transport { out } => {
+            let out = out.unwrap_or_else(|| cfg.paths.transport.clone());
+            let n = ops::transport(&cfg, &out)?;
+            println!("{n} rows -> {}", out.display());
         }
         Command::Audit {
             file,

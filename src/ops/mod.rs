@@ -48,6 +48,21 @@ pub fn clusters(cfg: &Config, params: crate::clusters::ClusterParams) -> Result<
     Ok((cl.len(), csv))
 }
 
+/// `gtb transport`: model transport.csv from the tables beside the configured cities.csv
+/// (airports.csv, rail_lines.csv, rail_services.csv, rail_nodes.csv) and write it to `out`.
+/// Returns the number of rows.
+pub fn transport(cfg: &Config, out: &std::path::Path) -> Result<usize> {
+    let dir = cfg
+        .paths
+        .cities
+        .parent()
+        .unwrap_or_else(|| std::path::Path::new("."));
+    let inputs = crate::network::Inputs::load(dir)?;
+    let rows = crate::network::model(&inputs);
+    crate::digest::write_atomic(out, crate::network::to_csv(&inputs, &rows).as_bytes())?;
+    Ok(rows.len())
+}
+
 /// `gtb sample`: skeletons only.
 pub fn sample(cfg: &Config) -> Result<Vec<crate::task::Skeleton>> {
     crate::config::check_process_tasks("run.n (--n)", cfg.run.n, 1)?;
