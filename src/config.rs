@@ -217,6 +217,9 @@ pub struct Validate {
     pub fuzzy_margin: f64,
     /// meals per person per day assumed by the budget certificate, CNY
     pub min_meal_cost: u32,
+    /// a transport option with more changes of train does not count as serving a leg
+    /// (reachability and the certificate); 0 = direct services only
+    pub max_transfers: u32,
 }
 
 impl Default for Validate {
@@ -225,6 +228,7 @@ impl Default for Validate {
             fuzzy_threshold: 0.88,
             fuzzy_margin: 0.03,
             min_meal_cost: 60,
+            max_transfers: 2,
         }
     }
 }

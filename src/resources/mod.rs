@@ -124,6 +124,17 @@ pub struct TransportOption {
     pub minutes: u32,
     pub fare: u32,
     pub distance_km: u32,
+    /// changes of train on the way (0: a direct train, flight or drive)
+    pub transfers: u32,
+    /// where the changes are (rail stop names), one per change
+    pub via: Vec<String>,
+}
+
+impl TransportOption {
+    /// One train, flight or drive from door to door, no change.
+    pub fn direct(&self) -> bool {
+        self.transfers == 0
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -234,15 +245,22 @@ impl Resources {
             })
             .collect()
     }
-    /// Modes served on at least one leg.
-    pub fn modes_on_some_leg(&self, hub: CityId, cities: &[CityId]) -> Vec<&'static str> {
+    /// Modes served on at least one leg with at most `max_transfers` changes.
+    pub fn modes_on_some_leg(
+        &self,
+        hub: CityId,
+        cities: &[CityId],
+        max_transfers: u32,
+    ) -> Vec<&'static str> {
         vocab::TRANSPORT_MODES
             .iter()
             .copied()
             .filter(|m| {
-                self.route_legs(hub, cities)
-                    .iter()
-                    .any(|&(a, b)| self.transport(a, b).iter().any(|o| o.mode == *m))
+                self.route_legs(hub, cities).iter().any(|&(a, b)| {
+                    self.transport(a, b)
+                        .iter()
+                        .any(|o| o.mode == *m && o.transfers <= max_transfers)
+                })
             })
             .collect()
     }
@@ -344,6 +362,37 @@ fn check_destinations_eat_and_sleep(
         });
     }
     Ok(())
+}
+
+/// The optional `direct,transfers,via` columns of transport.csv (absent: a direct service),
+/// checked against each other.
+fn transfer_columns(r: &table::Row) -> Result<(u32, Vec<String>), InputError> {
+    if !r.has("transfers") {
+        return Ok((0, Vec::new()));
+    }
+    let transfers: u32 = r.parse("transfers")?;
+    let direct = match r.str("direct")? {
+        "1" => true,
+        "0" => false,
+        other => return Err(r.err("direct", format!("must be 0 or 1, got {other:?}"))),
+    };
+    if direct != (transfers == 0) {
+        return Err(r.err(
+            "direct",
+            format!(
+                "direct={} contradicts transfers={transfers}",
+                u8::from(direct)
+            ),
+        ));
+    }
+    let via = r.list("via")?;
+    if via.len() != transfers as usize {
+        return Err(r.err(
+            "via",
+            format!("{} places for {transfers} transfers", via.len()),
+        ));
+    }
+    Ok((transfers, via))
 }
 
 /// Load every resource from the configured paths.
@@ -499,6 +548,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                     format!("{mode_s:?} is not one of 飞机/高铁/火车/自驾"),
                 )
             })?;
+        let (transfers, via) = transfer_columns(r)?;
         Ok((
             (from, to),
             TransportOption {
@@ -506,6 +556,8 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 minutes: r.parse("minutes")?,
                 fare: r.parse("fare")?,
                 distance_km: r.parse("distance_km")?,
+                transfers,
+                via,
             },
         ))
     })?;

@@ -52,6 +52,11 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// Whether the header has this column (for optional columns).
+    pub fn has(&self, field: &str) -> bool {
+        self.headers.iter().any(|h| h == field)
+    }
+
     /// The raw text of a column (trimmed).
     pub fn str(&self, field: &str) -> Result<&str, InputError> {
         let idx = self

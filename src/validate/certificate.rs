@@ -10,8 +10,8 @@ use chrono::Datelike;
 
 impl Validator<'_> {
     /// Per leg of the trip, the cheapest served fare of a mode that no firm (non-compromisable)
-    /// member rejects, or the leg's cities when there is none. Intercity transport is shared;
-    /// the mode may differ from leg to leg.
+    /// member rejects, with at most `validate.max_transfers` changes, or the leg's cities when
+    /// there is none. Intercity transport is shared; the mode may differ from leg to leg.
     fn shared_leg_fares(&self, t: &Task, trip: &Trip) -> Vec<Result<u32, (CityId, CityId)>> {
         let rejected = |m: &str| {
             t.user_preferences.values().any(|e| {
@@ -30,7 +30,7 @@ impl Validator<'_> {
             .map(|(a, b)| {
                 let fares = self.res.transport(a, b).iter();
                 fares
-                    .filter(|o| !rejected(o.mode))
+                    .filter(|o| !rejected(o.mode) && o.transfers <= self.cfg.validate.max_transfers)
                     .map(|o| o.fare)
                     .min()
                     .ok_or((a, b))

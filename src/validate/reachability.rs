@@ -1,12 +1,14 @@
-//! Check `reachability`: a must/prefer transport mode that serves no leg of the route cannot
-//! be honoured, so a member who insists on it must be compromisable (made so in `Mode::Fix`).
+//! Check `reachability`: a must/prefer transport mode that serves no leg of the route (within
+//! `validate.max_transfers` changes) cannot be honoured, so a member who insists on it must be
+//! compromisable (made so in `Mode::Fix`).
 
 use super::{Mode, Outcome, Trip, Validator, finding};
 use crate::resources::vocab;
 use crate::task::Task;
 
 pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &mut Outcome) {
-    let served = v.res.modes_on_some_leg(trip.hub, &trip.cities);
+    let max = v.cfg.validate.max_transfers;
+    let served = v.res.modes_on_some_leg(trip.hub, &trip.cities, max);
     let users: Vec<String> = t.user_preferences.keys().cloned().collect();
     for u in &users {
         let entry = &t.user_preferences[u];
@@ -30,7 +32,7 @@ pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &
             "global_constraints.transport",
             m,
             format!(
-                "{m} serves no leg of {} -> {} -> {}; member made compromisable",
+                "{m} serves no leg of {} -> {} -> {} with at most {max} changes; member made compromisable",
                 t.metadata.departure_city,
                 t.metadata.cities.join(" -> "),
                 t.metadata.departure_city

@@ -42,6 +42,17 @@ pub fn prompts_version() -> String {
     format!("{PROMPTS_VERSION}+{}", &h.finalize().to_hex()[..12])
 }
 
+/// One transport option of a leg as the model sees it: mode, fare, minutes, whether it is direct
+/// and, when not, how many changes and where.
+fn transport_option(o: &crate::resources::TransportOption) -> Value {
+    let mut v = json!({"mode": o.mode, "fare": o.fare, "minutes": o.minutes, "direct": o.direct()});
+    if !o.direct() {
+        v["transfers"] = json!(o.transfers);
+        v["via"] = json!(o.via);
+    }
+    v
+}
+
 /// The correction turn after a rejected reply.
 pub fn correction(problems: &[String]) -> String {
     let list: Vec<String> = problems
@@ -285,7 +296,7 @@ pub fn build(
             json!({
                 "from": res.city(x).name,
                 "to": res.city(y).name,
-                "options": res.transport(x, y).iter().map(|o| json!({"mode": o.mode, "fare": o.fare, "minutes": o.minutes})).collect::<Vec<_>>(),
+                "options": res.transport(x, y).iter().map(transport_option).collect::<Vec<_>>(),
             })
         })
         .collect();
