@@ -44,7 +44,7 @@ fn clock(s: &str) -> Option<u32> {
 const TIMETABLE_YEAR: u32 = 2022;
 /// No train averages more than this over the geodesic: faster rows are errors of the scrape
 /// (e.g. D1821 广州南 09:49 -> 重庆西 12:17, a 7-hour run).
-const MAX_GEODESIC_KMH: f64 = 300.0;
+const MAX_GEODESIC_KMH: f64 = 280.0;
 
 #[test]
 fn issue12_trains_calibration() {
@@ -94,7 +94,7 @@ fn issue12_trains_calibration() {
         report.push((e, format!("{from}->{to} model {model:.0} real {real}")));
     }
     report.sort_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
-    for (e, line) in report.iter().rev().take(100) {
+    for (e, line) in report.iter().rev().take(8) {
         eprintln!("  {e:+.2} {line}");
     }
     let (median, p90, within) = spread(&mut errors, 0.20);
@@ -104,4 +104,87 @@ fn issue12_trains_calibration() {
         within * 100.0
     );
     assert!(within >= 0.90, "only {:.1} % within ±20 %", within * 100.0);
+}
+
+/// Well-known published journey times (minutes, typical service) and fares (CNY: 高铁 second
+/// class, 火车 hard seat, 飞机 a typical economy ticket with the 50 CNY fund and fuel
+/// surcharge), written from public knowledge (12306 fares, airline and map timings); None where
+/// no single published figure exists. Not the 88 timetable pairs above.
+type Published = (&'static str, &'static str, &'static str, Option<u32>, Option<u32>);
+
+#[rustfmt::skip]
+const PUBLISHED: &[Published] = &[
+    // 高铁
+    ("上海市", "苏州市", "高铁", Some(30), Some(37)),
+    ("上海市", "杭州市", "高铁", Some(60), Some(73)),
+    ("北京市", "上海市", "高铁", Some(300), Some(553)),
+    ("北京市", "天津市", "高铁", Some(33), Some(54)),
+    ("北京市", "广州市", "高铁", Some(480), Some(862)),
+    ("北京市", "武汉市", "高铁", Some(270), Some(520)),
+    ("北京市", "西安市", "高铁", Some(300), Some(515)),
+    ("武汉市", "广州市", "高铁", Some(240), Some(463)),
+    ("长沙市", "广州市", "高铁", Some(150), Some(314)),
+    ("广州市", "深圳市", "高铁", Some(35), Some(74)),
+    ("成都市", "重庆市", "高铁", Some(80), Some(154)),
+    ("上海市", "南京市", "高铁", Some(75), Some(135)),
+    ("深圳市", "厦门市", "高铁", Some(220), Some(150)),
+    ("昆明市", "大理白族自治州", "高铁", Some(130), Some(145)),
+    ("昆明市", "丽江市", "高铁", Some(195), None),
+    ("拉萨市", "林芝市", "高铁", Some(210), None),
+    ("郑州市", "西安市", "高铁", Some(140), None),
+    ("杭州市", "黄山市", "高铁", Some(100), None),
+    // 火车
+    ("北京市", "上海市", "火车", Some(900), Some(157)),
+    ("北京市", "广州市", "火车", Some(1260), Some(251)),
+    ("北京市", "拉萨市", "火车", Some(2400), Some(389)),
+    ("西宁市", "拉萨市", "火车", Some(1320), Some(226)),
+    // 飞机
+    ("北京市", "上海市", "飞机", Some(135), Some(750)),
+    ("北京市", "广州市", "飞机", Some(200), Some(1000)),
+    ("北京市", "成都市", "飞机", Some(180), Some(950)),
+    ("北京市", "乌鲁木齐市", "飞机", Some(245), Some(1300)),
+    ("成都市", "拉萨市", "飞机", Some(130), Some(1200)),
+    ("昆明市", "丽江市", "飞机", Some(55), Some(400)),
+    ("上海市", "三亚市", "飞机", Some(210), Some(1100)),
+    // 自驾
+    ("北京市", "上海市", "自驾", Some(750), None),
+    ("成都市", "重庆市", "自驾", Some(210), None),
+    ("广州市", "深圳市", "自驾", Some(120), None),
+    ("昆明市", "大理白族自治州", "自驾", Some(240), None),
+    ("北京市", "承德市", "自驾", Some(180), None),
+    ("杭州市", "黄山市", "自驾", Some(150), None),
+    ("西安市", "兰州市", "自驾", Some(420), None),
+    ("拉萨市", "林芝市", "自驾", Some(330), None),
+];
+
+#[test]
+fn issue12_published_times_and_fares() {
+    let res = gtb::resources::load(&config_in(&std::env::temp_dir()).paths).unwrap();
+    let (mut times, mut fares) = (Vec::new(), Vec::new());
+    for &(from, to, mode, minutes, fare) in PUBLISHED {
+        let (a, b) = (res.city_id(from).unwrap(), res.city_id(to).unwrap());
+        let Some(o) = res.transport(a, b).iter().find(|o| o.mode == mode) else {
+            panic!("no {mode} row {from} -> {to}");
+        };
+        for (real, model, list) in [(minutes, o.minutes, &mut times), (fare, o.fare, &mut fares)] {
+            if let Some(real) = real {
+                let e = model as f64 / real as f64 - 1.0;
+                if e.abs() > 0.25 {
+                    eprintln!("  {e:+.2} {from}->{to} {mode}: model {model}, published {real}");
+                }
+                list.push(e.abs());
+            }
+        }
+    }
+    let (tm, tp, tw) = spread(&mut times, 0.25);
+    let (fm, fp, fw) = spread(&mut fares, 0.25);
+    eprintln!(
+        "issue12 published list: times n={} median {tm:.3} p90 {tp:.3} within ±25 % {:.1} %; fares n={} median {fm:.3} p90 {fp:.3} within ±25 % {:.1} %",
+        times.len(),
+        tw * 100.0,
+        fares.len(),
+        fw * 100.0
+    );
+    assert!(tw >= 0.85, "times within ±25 %: {:.1} %", tw * 100.0);
+    assert!(fw >= 0.80, "fares within ±25 %: {:.1} %", fw * 100.0);
 }

@@ -35,9 +35,9 @@ const SURFACE_MIN: f64 = 180.0;
 /// 125 min against 130–140 scheduled; PEK–URC 2,400 km: 235 against 240).
 const BLOCK_FIXED_MIN: f64 = 35.0;
 const BLOCK_KMH: f64 = 720.0;
-/// Typical economy fare: 0.40 CNY/km + 200 CNY, plus the 50 CNY 民航发展基金 and the fuel
+/// Typical economy fare: 0.45 CNY/km + 200 CNY, plus the 50 CNY 民航发展基金 and the fuel
 /// surcharge (20 CNY below 800 km, 40 above).
-const FARE_PER_KM: f64 = 0.40;
+const FARE_PER_KM: f64 = 0.45;
 const FARE_BASE: f64 = 200.0;
 const FUND: f64 = 50.0;
 const FUEL_SHORT: f64 = 20.0;

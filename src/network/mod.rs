@@ -141,86 +141,90 @@ pub struct Row {
     pub via: Vec<String>,
 }
 
+/// Per rail mode, per origin city, per destination city: the best journey (None: no service).
+type RailTable = Vec<Vec<Vec<Option<rail::Journey>>>>;
+
 /// Every row, ordered by (from, to) in `cities.csv` order, then 飞机, 高铁, 火车, 自驾.
 pub fn model(inp: &Inputs) -> Vec<Row> {
+    let rail = rail_table(inp);
     let n = inp.places.len();
-    // rail journeys from each city's entry stop, per mode (deterministic: plain vectors)
-    let mut rail_rows: Vec<Vec<Vec<Option<rail::Journey>>>> = Vec::new();
-    for mode in RailMode::ALL {
-        let planner = Planner::new(&inp.rail, mode);
-        let entries: Vec<Option<usize>> = inp.places.iter().map(|p| inp.entry(p, mode)).collect();
-        let per_city: Vec<Vec<Option<rail::Journey>>> = entries
-            .iter()
-            .map(|e| match e {
-                Some(s) => {
-                    let all = planner.journeys_from(*s);
+    (0..n)
+        .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+        .flat_map(|(a, b)| pair_rows(inp, &rail, a, b))
+        .collect()
+}
+
+/// Rail journeys between the entry stops of every pair of cities, for both modes.
+fn rail_table(inp: &Inputs) -> RailTable {
+    RailMode::ALL
+        .into_iter()
+        .map(|mode| {
+            let planner = Planner::new(&inp.rail, mode);
+            let entries: Vec<Option<usize>> =
+                inp.places.iter().map(|p| inp.entry(p, mode)).collect();
+            entries
+                .iter()
+                .map(|e| {
+                    let all = e.map(|s| planner.journeys_from(s));
                     entries
                         .iter()
-                        .map(|t| t.and_then(|t| all[t].clone()))
+                        .map(|t| Some((all.as_ref()?, (*t)?)).and_then(|(all, t)| all[t].clone()))
                         .collect()
-                }
-                None => vec![None; n],
-            })
-            .collect();
-        rail_rows.push(per_city);
-    }
-    let limit = |m: RailMode| match m {
-        RailMode::Emu => EMU_MAX_MIN,
-        RailMode::Conventional => CONVENTIONAL_MAX_MIN,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The rows of one ordered pair: the flight first, then 高铁, 火车 and 自驾.
+fn pair_rows(inp: &Inputs, rail: &RailTable, a: usize, b: usize) -> Vec<Row> {
+    let (pa, pb) = (&inp.places[a], &inp.places[b]);
+    let d = distance_km(pa.centre(), pb.centre());
+    let row = |mode, minutes: f64, fare: f64, transfers, via| Row {
+        from: a,
+        to: b,
+        distance_km: d,
+        mode,
+        minutes,
+        fare,
+        transfers,
+        via,
     };
-    let mut rows = Vec::new();
-    for a in 0..n {
-        for b in 0..n {
-            if a == b {
-                continue;
-            }
-            let (pa, pb) = (&inp.places[a], &inp.places[b]);
-            let d = distance_km(pa.centre(), pb.centre());
-            let row = |mode, minutes: f64, fare: f64, transfers, via| Row {
-                from: a,
-                to: b,
-                distance_km: d,
-                mode,
-                minutes,
-                fare,
-                transfers,
-                via,
-            };
-            let mut pair = Vec::new();
-            let mut surface: Option<f64> = None;
-            for (k, mode) in RailMode::ALL.into_iter().enumerate() {
-                let Some(j) = &rail_rows[k][a][b] else {
-                    continue;
-                };
-                if j.minutes > limit(mode) || j.transfers > MAX_TRANSFERS {
-                    continue;
-                }
-                surface = Some(surface.map_or(j.minutes, |s: f64| s.min(j.minutes)));
-                let via = j
-                    .via
-                    .iter()
-                    .map(|&s| inp.rail.nodes[s].name.clone())
-                    .collect();
-                pair.push(row(mode.label(), j.minutes, j.fare, j.transfers, via));
-            }
-            let mountain_ends =
-                u32::from(road::is_mountain(&pa.adcode)) + u32::from(road::is_mountain(&pb.adcode));
-            if let Some(dr) = road::drive(d, mountain_ends) {
-                surface = Some(surface.map_or(dr.minutes, |s| s.min(dr.minutes)));
-                pair.push(row("自驾", dr.minutes, dr.fare, 0, Vec::new()));
-            }
-            let ports = |p: &Place| -> Vec<&air::Airport> {
-                p.airports.iter().map(|c| &inp.airports[c]).collect()
-            };
-            if let Some(f) =
-                air::best_flight(&ports(pa), pa.centre(), &ports(pb), pb.centre(), surface)
-            {
-                rows.push(row("飞机", f.minutes, f.fare, 0, Vec::new()));
-            }
-            rows.extend(pair);
+    let mut surface = Vec::new();
+    for (k, mode) in RailMode::ALL.into_iter().enumerate() {
+        let Some(j) = &rail[k][a][b] else { continue };
+        let limit = match mode {
+            RailMode::Emu => EMU_MAX_MIN,
+            RailMode::Conventional => CONVENTIONAL_MAX_MIN,
+        };
+        if j.minutes <= limit && j.transfers <= MAX_TRANSFERS {
+            let via = j
+                .via
+                .iter()
+                .map(|&s| inp.rail.nodes[s].name.clone())
+                .collect();
+            surface.push(row(mode.label(), j.minutes, j.fare, j.transfers, via));
         }
     }
-    rows
+    let (ta, tb) = (road::terrain(&pa.adcode), road::terrain(&pb.adcode));
+    if let Some(dr) = road::drive(d, ta, tb) {
+        surface.push(row("自驾", dr.minutes, dr.fare, 0, Vec::new()));
+    }
+    let fastest_surface = surface.iter().map(|r| r.minutes).min_by(f64::total_cmp);
+    let ports =
+        |p: &Place| -> Vec<&air::Airport> { p.airports.iter().map(|c| &inp.airports[c]).collect() };
+    let flight = air::best_flight(
+        &ports(pa),
+        pa.centre(),
+        &ports(pb),
+        pb.centre(),
+        fastest_surface,
+    );
+    flight
+        .map(|f| row("飞机", f.minutes, f.fare, 0, Vec::new()))
+        .into_iter()
+        .chain(surface)
+        .collect()
 }
 
 /// transport.csv text of the rows (integers: km, minutes and CNY rounded half away from zero).

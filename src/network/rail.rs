@@ -80,7 +80,7 @@ const CURVE: [(Kind, f64); 3] = [
 ];
 /// Average EMU running speed between stops as a share of the line's design speed (from the
 /// fastest trains: 京沪 1,318 km in 4 h 18 min with two stops; 昆楚大 328 km in 2 h 10 min).
-const EMU_SPEED_SHARE: [(u32, f64); 3] = [(300, 0.88), (250, 0.80), (0, 0.75)];
+const EMU_SPEED_SHARE: [(u32, f64); 3] = [(300, 0.84), (250, 0.80), (0, 0.75)];
 /// Conventional trains (the Z/T/K of a trunk line) run at most 160 km/h and average 0.65 of
 /// the line speed (slow sections, freight paths): 北京–上海 about 14 h.
 const CONVENTIONAL_SPEED_SHARE: f64 = 0.65;
@@ -89,7 +89,7 @@ const CONVENTIONAL_MAX_KMH: f64 = 160.0;
 /// (the slow approach to a terminal station).
 const DWELL_MIN: [(RailMode, f64); 2] = [(RailMode::Emu, 3.0), (RailMode::Conventional, 6.0)];
 const RIDE_OVERHEAD_MIN: [(RailMode, f64); 2] =
-    [(RailMode::Emu, 8.0), (RailMode::Conventional, 10.0)];
+    [(RailMode::Emu, 10.0), (RailMode::Conventional, 10.0)];
 /// Minutes a change of train adds (walking, minimum connection, waiting for the next departure).
 const TRANSFER_MIN: [(RailMode, f64); 2] = [(RailMode::Emu, 45.0), (RailMode::Conventional, 120.0)];
 /// Extra cost (not time) per change when choosing a journey: travellers accept a somewhat slower
