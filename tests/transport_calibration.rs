@@ -110,7 +110,13 @@ fn issue12_trains_calibration() {
 /// class, 火车 hard seat, 飞机 a typical economy ticket with the 50 CNY fund and fuel
 /// surcharge), written from public knowledge (12306 fares, airline and map timings); None where
 /// no single published figure exists. Not the 88 timetable pairs above.
-type Published = (&'static str, &'static str, &'static str, Option<u32>, Option<u32>);
+type Published = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<u32>,
+    Option<u32>,
+);
 
 #[rustfmt::skip]
 const PUBLISHED: &[Published] = &[

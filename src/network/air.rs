@@ -80,10 +80,9 @@ impl Airport {
     }
 }
 
-/// Whether a direct route between two airports is plausible; `surface_min` is the fastest rail
-/// or road journey between the cities (None: no surface journey).
-pub fn plausible(a: &Airport, b: &Airport, surface_min: Option<f64>) -> bool {
-    let d = distance_km((a.lat, a.lng), (b.lat, b.lng));
+/// Whether a direct route between two airports `d` km apart is plausible; `surface_min` is the
+/// fastest rail or road journey between the cities (None: no surface journey).
+pub fn plausible(a: &Airport, b: &Airport, d: f64, surface_min: Option<f64>) -> bool {
     let (lo, hi) = if a.class >= b.class { (b, a) } else { (a, b) };
     let same_province = a.province() == b.province();
     let slow_surface = surface_min.is_none_or(|m| m >= SURFACE_MIN);
@@ -109,8 +108,8 @@ pub struct Flight {
     pub fare: f64,
 }
 
-pub fn flight(a: &Airport, b: &Airport) -> Flight {
-    let km = distance_km((a.lat, a.lng), (b.lat, b.lng));
+/// The flight between two airports `km` apart.
+pub fn flight(a: &Airport, b: &Airport, km: f64) -> Flight {
     let fuel = if km < 800.0 { FUEL_SHORT } else { FUEL_LONG };
     Flight {
         from: a.iata.clone(),
@@ -134,10 +133,11 @@ pub fn best_flight(
     let mut best: Option<(f64, Flight)> = None;
     for a in from {
         for b in to {
-            if !plausible(a, b, surface_min) {
+            let km = distance_km((a.lat, a.lng), (b.lat, b.lng));
+            if !plausible(a, b, km, surface_min) {
                 continue;
             }
-            let f = flight(a, b);
+            let f = flight(a, b, km);
             let score = f.minutes + access(a, from_centre) + access(b, to_centre);
             if best.as_ref().is_none_or(|(s, _)| score < *s) {
                 best = Some((score, f));
@@ -165,20 +165,23 @@ mod tests {
     fn no_flight_between_lhasa_and_nyingchi() {
         let lxa = ap("LXA", Class::Regional, 29.2978, 90.9119, "540522");
         let lzy = ap("LZY", Class::Regional, 29.3033, 94.3353, "540422");
-        assert!(!plausible(&lxa, &lzy, Some(210.0)));
-        assert!(!plausible(&lxa, &lzy, None));
+        let km = |a: &Airport, b: &Airport| distance_km((a.lat, a.lng), (b.lat, b.lng));
+        assert!(!plausible(&lxa, &lzy, km(&lxa, &lzy), Some(210.0)));
+        assert!(!plausible(&lxa, &lzy, km(&lxa, &lzy), None));
         // a hub flies to both
         let ctu = ap("CTU", Class::Hub, 30.5785, 103.9471, "510116");
-        assert!(plausible(&ctu, &lxa, Some(2000.0)) && plausible(&ctu, &lzy, None));
+        assert!(plausible(&ctu, &lxa, km(&ctu, &lxa), Some(2000.0)));
+        assert!(plausible(&ctu, &lzy, km(&ctu, &lzy), None));
     }
 
     #[test]
     fn short_hub_hops_need_a_slow_surface() {
         let ctu = ap("CTU", Class::Hub, 30.5785, 103.9471, "510116");
         let jzh = ap("JZH", Class::Regional, 32.8533, 103.6822, "513224");
-        assert!(plausible(&ctu, &jzh, Some(420.0)));
-        assert!(!plausible(&ctu, &jzh, Some(120.0)));
-        let f = flight(&ctu, &jzh);
+        let km = distance_km((ctu.lat, ctu.lng), (jzh.lat, jzh.lng));
+        assert!(plausible(&ctu, &jzh, km, Some(420.0)));
+        assert!(!plausible(&ctu, &jzh, km, Some(120.0)));
+        let f = flight(&ctu, &jzh, km);
         assert!(f.minutes > 45.0 && f.minutes < 70.0, "{f:?}");
     }
 }

@@ -19,6 +19,7 @@ use crate::geodesy::distance_km;
 use crate::resources::InputError;
 use crate::resources::table::read_csv;
 use rail::{Network, Planner, RailMode};
+use rayon::prelude::*;
 
 /// 16 h: a long day or one night on G/D trains.
 pub const EMU_MAX_MIN: f64 = 16.0 * 60.0;
@@ -148,10 +149,15 @@ type RailTable = Vec<Vec<Vec<Option<rail::Journey>>>>;
 pub fn model(inp: &Inputs) -> Vec<Row> {
     let rail = rail_table(inp);
     let n = inp.places.len();
-    (0..n)
+    let pairs: Vec<(usize, usize)> = (0..n)
         .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
-        .flat_map(|(a, b)| pair_rows(inp, &rail, a, b))
-        .collect()
+        .collect();
+    // pairs in parallel; collect keeps their order (deterministic)
+    let rows: Vec<Vec<Row>> = pairs
+        .par_iter()
+        .map(|&(a, b)| pair_rows(inp, &rail, a, b))
+        .collect();
+    rows.into_iter().flatten().collect()
 }
 
 /// Rail journeys between the entry stops of every pair of cities, for both modes.
@@ -162,8 +168,9 @@ fn rail_table(inp: &Inputs) -> RailTable {
             let planner = Planner::new(&inp.rail, mode);
             let entries: Vec<Option<usize>> =
                 inp.places.iter().map(|p| inp.entry(p, mode)).collect();
+            // origins in parallel; collect keeps the city order (deterministic)
             entries
-                .iter()
+                .par_iter()
                 .map(|e| {
                     let all = e.map(|s| planner.journeys_from(s));
                     entries
