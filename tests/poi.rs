@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use gtb::clusters::haversine_km;
+use gtb::geodesy::distance_km;
 use gtb::resources::{self, AliasKind, CityId, Resources, parents};
 use gtb::task::Task;
 use gtb::validate::names::{Match, NameIndex, core_name, normalize};
@@ -34,7 +34,7 @@ fn issue12_parent_links_hold_on_the_shipped_data() {
             let Some(p) = a.parent else { continue };
             parts += 1;
             let area = &list[p as usize];
-            let d = haversine_km((a.lat, a.lng), (area.lat, area.lng));
+            let d = distance_km((a.lat, a.lng), (area.lat, area.lng));
             assert!(
                 d <= 35.0,
                 "{} {}: {d:.0} km from its area {}",
@@ -284,7 +284,7 @@ fn seats(reference: &Path) -> Vec<Seat> {
 }
 
 fn nearest<'a>(at: (f64, f64), seats: impl Iterator<Item = &'a Seat>) -> Option<&'a Seat> {
-    seats.min_by(|a, b| haversine_km(at, a.at).total_cmp(&haversine_km(at, b.at)))
+    seats.min_by(|a, b| distance_km(at, a.at).total_cmp(&distance_km(at, b.at)))
 }
 
 /// 5A reference points checked against our coordinates: LetMeTryAI's own points are hand- or
@@ -311,11 +311,11 @@ fn reliable(entry: &BTreeMap<String, String>, address: &str, seats: &[Seat]) -> 
         .filter(|s| s.province == entry["province"] && address.contains(&s.name))
         .max_by_key(|s| s.name.chars().count())?;
     let near = nearest(at, counties())?;
-    if near.adcode != named.adcode && haversine_km(at, named.at) > 25.0 {
+    if near.adcode != named.adcode && distance_km(at, named.at) > 25.0 {
         return None;
     }
     let any = nearest(at, seats.iter())?;
-    (haversine_km(at, any.at) > 4.0).then_some(at)
+    (distance_km(at, any.at) > 4.0).then_some(at)
 }
 
 /// Reference points that pass `reliable` yet are wrong, each checked against public knowledge
@@ -440,7 +440,7 @@ fn issue12_5a_coordinates_within_10_km_of_reliable_reference_points() {
         };
         checked += 1;
         let a = &res.attractions[c as usize][i];
-        let d = haversine_km(point, (a.lat, a.lng));
+        let d = distance_km(point, (a.lat, a.lng));
         let line = format!(
             "{} {} ~ {} {}: {d:.1} km",
             e["city"],
