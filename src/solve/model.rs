@@ -108,8 +108,8 @@ pub fn access(mode: &str) -> (u32, u32) {
     }
 }
 
-/// Great-circle km.
-pub use crate::clusters::haversine_km as km;
+/// Geodesic km (WGS-84 ellipsoid).
+pub use crate::geodesy::distance_km as km;
 
 /// Up to the next multiple of 5.
 pub fn up5(m: u32) -> u32 {
