@@ -47,11 +47,12 @@ const TIMETABLE_YEAR: u32 = 2022;
 const MAX_GEODESIC_KMH: f64 = 280.0;
 
 #[test]
+#[cfg_attr(
+    not(has_reference_data),
+    ignore = "needs ../shared/reference_data (absent)"
+)]
 fn issue12_trains_calibration() {
-    let Some(shared) = shared() else {
-        eprintln!("SKIPPED issue12_trains_calibration: needs ../shared/reference_data");
-        return;
-    };
+    let Some(shared) = shared() else { return };
     let file = shared.join("reference_data/chinatravel_db/intercity_transport/trains.csv");
     let inp = inputs();
     let net = inp.rail.as_of(TIMETABLE_YEAR);
