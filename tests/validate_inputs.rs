@@ -242,3 +242,20 @@ fn issue13_10_audit_and_validate_read_stdin() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["report"]["tasks"], 3, "{out}");
 }
+
+#[test]
+fn issue13_08_city_keys_message_lists_names_not_debug() {
+    let f = validate_changed(|t| {
+        let e = t.user_preferences.values_mut().next().unwrap();
+        let (_, cp) = e.preference.city_specific_preferences.pop().unwrap();
+        e.preference
+            .city_specific_preferences
+            .insert("北京市".into(), cp);
+        t.metadata.cities.retain(|c| c != "北京市");
+    });
+    let m = f
+        .iter()
+        .find(|m| m.contains("field=city_specific_preferences"))
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert!(m.contains("北京市]") && !m.contains('"'), "{m}");
+}

@@ -250,8 +250,18 @@ fn vocabularies(t: &Task, u: &str, p: &Preference, out: &mut Outcome) {
 
 /// A member's city preferences name exactly the task's cities, in order.
 fn city_keys(t: &Task, u: &str, p: &Preference, out: &mut Outcome) {
-    let csp: Vec<&String> = p.city_specific_preferences.keys().collect();
-    if csp != t.metadata.cities.iter().collect::<Vec<_>>() {
+    let csp: Vec<&str> = p
+        .city_specific_preferences
+        .keys()
+        .map(String::as_str)
+        .collect();
+    if csp
+        != t.metadata
+            .cities
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    {
         out.problems.push(finding(
             "format",
             t,
@@ -260,8 +270,9 @@ fn city_keys(t: &Task, u: &str, p: &Preference, out: &mut Outcome) {
             "city_specific_preferences",
             "",
             format!(
-                "cities {csp:?} differ from metadata.cities {:?}",
-                t.metadata.cities
+                "cities [{}] differ from metadata.cities [{}]",
+                csp.join("、"),
+                t.metadata.cities.join("、")
             ),
         ));
     }
