@@ -351,6 +351,15 @@ fn public_url<S: serde::Serializer>(url: &str, s: S) -> std::result::Result<S::O
     s.serialize_str(&crate::generate::llm::public_url(url))
 }
 
+/// `[solve]`: witness plans in the build (docs/PLANS.md).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Solve {
+    /// a solve stage after write: every task needs a witness plan (a task without one is
+    /// regenerated or replaced like a validation drop), and `plans.jsonl` goes beside the tasks
+    pub enabled: bool,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -360,6 +369,7 @@ pub struct Config {
     pub generate: Generate,
     pub validate: Validate,
     pub llm: Llm,
+    pub solve: Solve,
 }
 
 impl Config {

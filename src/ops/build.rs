@@ -13,6 +13,7 @@ mod prepare;
 mod sample;
 mod settle;
 mod shard;
+mod solve;
 mod split;
 mod validate;
 mod write;
@@ -109,19 +110,24 @@ pub struct BuildSummary {
 /// The build's stages in execution order. A new stage is a `Stage` implementation in its own
 /// file under `ops/build/`, added here; its upstream stages must come before it. A shard ends
 /// with its slice (`shard`) instead of the published split (`write`, after `gtb merge`).
-fn stages<'a>(sharded: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
+fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
     let last: &'a dyn Stage<Split<'a>, Artifacts> = if sharded {
         &shard::ShardSlice
     } else {
         &write::WriteSplit
     };
-    vec![
+    let mut stages: Vec<&'a dyn Stage<Split<'a>, Artifacts>> = vec![
         &prepare::Prepare,
         &sample::Sample,
         &generate::Generate,
         &validate::Validate,
         last,
-    ]
+    ];
+    // `[solve]`: plans beside a published task file (a shard publishes none; `gtb merge` does)
+    if solve && !sharded {
+        stages.push(&solve::Solve);
+    }
+    stages
 }
 
 /// Run the plan.
@@ -278,7 +284,7 @@ fn run_split(
     ctx: &Split,
     decisions: &mut Vec<(String, Decision)>,
 ) -> Result<Option<SplitSummary>> {
-    let dag = Dag::new(stages(plan.shard.is_some()))?;
+    let dag = Dag::new(stages(plan.shard.is_some(), plan.cfg.solve.enabled))?;
     let planned = dag.plan(ctx, &ctx.paths.work);
     decisions.extend(
         planned

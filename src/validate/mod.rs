@@ -52,6 +52,10 @@ pub const CHECKS: [&str; 8] = [
     "certificate.shared_mode",
 ];
 
+/// The check `[solve]` adds after the others: the task has a witness plan (`ops::build::settle`).
+/// A report lists it only in builds that run it.
+pub const WITNESS: &str = "witness";
+
 /// A finding about one task: where, what, and whether it was fixed.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Finding {
@@ -69,11 +73,12 @@ pub struct Finding {
 /// as borrowed from the input).
 pub type CheckName = &'static str;
 
-/// A check's name read back (a shard's report): one of `CHECKS`.
+/// A check's name read back (a shard's report): one of `CHECKS`, or `WITNESS`.
 fn check_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     let name = <String as serde::Deserialize>::deserialize(d)?;
     CHECKS
         .iter()
+        .chain(&[WITNESS])
         .find(|c| **c == name)
         .copied()
         .ok_or_else(|| serde::de::Error::custom(format!("unknown check {name:?}")))

@@ -1,6 +1,6 @@
 //! Validation reports: `report.json` (machine-readable) and `report.md` (a readable summary).
 
-use super::{CHECKS, Finding, Outcome};
+use super::{CHECKS, Finding, Outcome, WITNESS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -60,8 +60,8 @@ impl Report {
 
     /// Record the final outcome of an accepted task (fixes and passes).
     pub fn accept(&mut self, o: &Outcome) {
-        for c in CHECKS {
-            let stats = self.checks.get_mut(c).expect("known check");
+        // every check the report lists (`CHECKS`, and `WITNESS` in builds that run it)
+        for (c, stats) in self.checks.iter_mut() {
             let fixes: Vec<&Finding> = o.fixes.iter().filter(|f| f.check == c).collect();
             if fixes.is_empty() {
                 stats.passes += 1;
@@ -76,11 +76,10 @@ impl Report {
     /// Record a failed attempt that led to a regeneration.
     pub fn retry(&mut self, o: &Outcome) {
         for c in unique_checks(&o.problems) {
-            let stats = self.checks.get_mut(c).expect("known check");
-            stats.retries += 1;
+            self.checks.entry(c.to_string()).or_default().retries += 1;
         }
         for f in &o.problems {
-            Self::push(self.checks.get_mut(f.check).expect("known check"), f);
+            Self::push(self.checks.entry(f.check.to_string()).or_default(), f);
         }
     }
 
@@ -88,7 +87,7 @@ impl Report {
     pub fn drop_task(&mut self, task_id: &str, o: &Outcome) {
         self.dropped += 1;
         for c in unique_checks(&o.problems) {
-            self.checks.get_mut(c).expect("known check").drops += 1;
+            self.checks.entry(c.to_string()).or_default().drops += 1;
         }
         self.drops.push(Drop {
             task_id: task_id.to_string(),
@@ -117,6 +116,13 @@ impl Report {
         self.drops.extend(later.drops);
     }
 
+    /// The checks in the report's order: `CHECKS`, then `WITNESS` when the build ran it.
+    fn listed(&self) -> impl Iterator<Item = &'static str> + '_ {
+        CHECKS
+            .into_iter()
+            .chain(Some(WITNESS).filter(|w| self.checks.contains_key(*w)))
+    }
+
     pub fn to_markdown(&self) -> String {
         let mut s = String::from("# Validation report\n\n");
         if let Some(sha) = &self.test_jsonl_sha256 {
@@ -131,7 +137,7 @@ impl Report {
             self.written + self.dropped
         ));
         s.push_str("| check | passes | fixes | retries | drops |\n|---|---:|---:|---:|---:|\n");
-        for c in CHECKS {
+        for c in self.listed() {
             let st = &self.checks[c];
             s.push_str(&format!(
                 "| {c} | {} | {} | {} | {} |\n",
@@ -148,7 +154,7 @@ impl Report {
                 ));
             }
         }
-        for c in CHECKS {
+        for c in self.listed() {
             let st = &self.checks[c];
             if st.findings.is_empty() {
                 continue;

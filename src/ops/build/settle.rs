@@ -47,7 +47,10 @@ pub(super) fn settle_batch(
                     return None;
                 }
                 t.take().map(|mut t| {
-                    let o = validator.check_task(&mut t, Mode::Fix);
+                    let mut o = validator.check_task(&mut t, Mode::Fix);
+                    if o.problems.is_empty() && ctx.cfg.solve.enabled {
+                        o.problems.extend(no_witness(ctx, &t));
+                    }
                     (t, o)
                 })
             })
@@ -80,6 +83,22 @@ fn feedback(o: &Outcome) -> String {
         .map(|f| f.to_string())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `[solve]`: a task the validator accepts still needs a witness plan; without one, the
+/// blocking constraint is its problem (regenerated with it as feedback, then dropped and
+/// replaced, and counted under check `witness`).
+fn no_witness(ctx: &Split, t: &Task) -> Option<Finding> {
+    let reason = ctx.solver().solve(t).err()?;
+    Some(Finding {
+        check: crate::validate::WITNESS,
+        task_id: t.task_id.clone(),
+        user: String::new(),
+        city: String::new(),
+        field: String::new(),
+        item: String::new(),
+        message: format!("no witness plan: {reason}"),
+    })
 }
 
 /// The failure of an attempt that produced no task at all.

@@ -109,6 +109,8 @@ pub(super) struct Split<'a> {
     pub shard: Option<Shard>,
     pub slots: Range<usize>,
     sampler: OnceLock<Sampler<'a>>,
+    /// `[solve]`: the POI resolver the witness search scores with, made on first use
+    poi_db: OnceLock<crate::score::PoiDb>,
 }
 
 impl<'a> Split<'a> {
@@ -136,6 +138,7 @@ impl<'a> Split<'a> {
             shard,
             slots: shard.map_or(0..n, |s| s.slots(n)),
             sampler: OnceLock::new(),
+            poi_db: OnceLock::new(),
         }
     }
 
@@ -146,6 +149,14 @@ impl<'a> Split<'a> {
         }
         let s = Sampler::excluding(self.cfg, self.res, self.cfg.run.n, self.held_out)?;
         Ok(self.sampler.get_or_init(|| s))
+    }
+
+    /// The witness solver over this split's resources (`[solve]`).
+    pub fn solver(&self) -> crate::solve::Solver<'_> {
+        let db = self
+            .poi_db
+            .get_or_init(|| crate::score::PoiDb::from_resources(self.res));
+        crate::solve::Solver::new(self.res, db)
     }
 }
 

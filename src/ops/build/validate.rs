@@ -29,9 +29,15 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         &["generate"]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
-        Fingerprint::default()
+        let fp = Fingerprint::default()
             .with_json("config validate", &ctx.cfg.validate)
-            .with("code", CODE_VERSION)
+            .with("code", CODE_VERSION);
+        // `[solve]` makes a witness part of acceptance; off, the fingerprint is as before
+        if ctx.cfg.solve.enabled {
+            fp.with_json("config solve", &ctx.cfg.solve)
+        } else {
+            fp
+        }
     }
     fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
         let work = &ctx.paths.work.root;
@@ -47,6 +53,10 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         let work = &ctx.paths.work;
         let pb = super::bar(skeletons.len(), "validate");
         let mut tally = Tally::new(skeletons.len());
+        if ctx.cfg.solve.enabled {
+            let witness = crate::validate::WITNESS.to_string();
+            tally.report.checks.insert(witness, Default::default());
+        }
         let generated = work.artifact("generate");
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
