@@ -32,6 +32,7 @@ pub mod rng;
 pub mod sample;
 pub mod score;
 pub mod solve;
+pub mod store;
 pub mod task;
 pub mod validate;
 

@@ -244,6 +244,33 @@ pub enum Command {
         #[arg(long)]
         wait: bool,
     },
+    /// Import real POIs (a release POI file, the ChinaTravel database, an OpenStreetMap
+    /// extract or your own table) into a store that `gtb build --resources` reads
+    Import {
+        /// Source format
+        #[arg(value_enum)]
+        adapter: crate::store::import::Adapter,
+        /// Input file or folder
+        input: PathBuf,
+        /// Store folder to write (pois.parquet, dropped.jsonl, manifest.json)
+        #[arg(long)]
+        out: PathBuf,
+        /// Keep only these cities (comma-separated; 北京市 or 北京)
+        #[arg(long, value_delimiter = ',')]
+        cities: Option<Vec<String>>,
+        /// Licence of the input, recorded in the manifest (default: the source's own)
+        #[arg(long)]
+        licence: Option<String>,
+        /// table: store column = input column, comma-separated (name=名称,city=城市,...)
+        #[arg(long, value_delimiter = ',', value_name = "FIELD=COLUMN")]
+        map: Vec<String>,
+        /// osm: a POI outside every city boundary goes to the nearest city within this radius
+        #[arg(long, default_value_t = 60.0, value_name = "KM")]
+        radius_km: f64,
+        /// Do not show a progress bar
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Sample task skeletons only
     Sample {
         #[command(flatten)]
@@ -438,6 +465,29 @@ fn run(cli: Cli) -> Result<()> {
             let s = ops::merge::merge(&ops::merge::MergeOptions { dirs, out, wait })?;
             print_splits(&s);
         }
+        Command::Import {
+            adapter,
+            input,
+            out,
+            cities,
+            licence,
+            map,
+            radius_km,
+            quiet,
+        } => {
+            let opts = crate::store::import::ImportOptions {
+                adapter,
+                input,
+                out,
+                cities: cities.map(|c| c.into_iter().collect()),
+                licence,
+                map: parse_map(&map)?,
+                radius_km,
+                progress: !quiet,
+            };
+            let s = ops::import(&cfg, &opts)?;
+            print_store(&opts.out, &s);
+        }
         Command::Sample { run, out } => {
             apply_run(&mut cfg, &run);
             cfg.validate()?;
@@ -570,6 +620,53 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--map name=名称,city=城市` as store column -> input column.
+fn parse_map(pairs: &[String]) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for p in pairs {
+        let Some((k, v)) = p.split_once('=') else {
+            bail!("--map {p:?}: want FIELD=COLUMN, e.g. name=名称");
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || v.is_empty() {
+            bail!("--map {p:?}: want FIELD=COLUMN, e.g. name=名称");
+        }
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            bail!("--map: {k} is mapped twice");
+        }
+    }
+    Ok(out)
+}
+
+/// What an import kept and dropped.
+fn print_store(dir: &std::path::Path, s: &crate::store::StoreSummary) {
+    let mut per_type = std::collections::BTreeMap::<&str, u64>::new();
+    for types in s.counts.values() {
+        for (t, n) in types {
+            *per_type.entry(t.as_str()).or_default() += n;
+        }
+    }
+    let kinds: Vec<String> = per_type.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    println!(
+        "{}: {} POIs in {} cities ({}), {} dropped{}",
+        dir.display(),
+        s.pois.rows,
+        s.counts.len(),
+        kinds.join(", "),
+        s.dropped_file.rows,
+        if s.dropped.is_empty() {
+            String::new()
+        } else {
+            let why: Vec<String> = s.dropped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            format!(" ({}; see {})", why.join(", "), crate::store::DROPPED_FILE)
+        }
+    );
+    let unmapped: u64 = s.unmapped_categories.values().flat_map(|m| m.values()).sum();
+    if unmapped > 0 {
+        println!("{unmapped} POIs keep a category outside the release vocabulary (manifest.json: unmapped_categories); builds give them the release's fallback");
+    }
 }
 
 /// One line per split (or shard slice) written.

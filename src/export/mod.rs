@@ -47,7 +47,10 @@ fn classic(dtype: &ArrowDataType) -> ArrowDataType {
 /// otherwise copy two whole values per row group into the footer); and an Arrow schema hint
 /// with the [`classic`] types, which readers use to pick in-memory types (the Parquet column
 /// types are the same either way), so that older pyarrow and `datasets` load the files too.
-fn writer_for(file: std::fs::File, schema: &Schema) -> PolarsResult<BatchedWriter<std::fs::File>> {
+pub(crate) fn writer_for<W: std::io::Write>(
+    file: W,
+    schema: &Schema,
+) -> PolarsResult<BatchedWriter<W>> {
     let arrow: ArrowSchema = schema
         .to_arrow(CompatLevel::oldest())
         .iter_values()

@@ -20,6 +20,17 @@ pub fn load_resources(cfg: &Config) -> Result<Resources> {
     Ok(resources::load(&cfg.paths)?)
 }
 
+/// `gtb import`: read a source into a POI store. The store folder is locked for the run.
+pub fn import(
+    cfg: &Config,
+    opts: &crate::store::import::ImportOptions,
+) -> Result<crate::store::StoreSummary> {
+    let _lock = lock::lock_folders(&[opts.out.as_path()], false)?;
+    lock::remove_stale_temps(&[opts.out.as_path()])?;
+    let res = load_resources(cfg)?;
+    crate::store::import::run(opts, &res.cities)
+}
+
 /// `gtb clusters`: build the cluster table from the coordinates and write it.
 /// A target the table cannot meet from above is an error, and nothing is written (the table
 /// is tracked in the repository); one it cannot reach from below gives fewer clusters.

@@ -2,21 +2,21 @@
 //!
 //! Raw: `always` | `unknown` | rules separated by `;`, each `[MM-DD~MM-DD ][wA-B|wA,B,.. ]HH:MM-HH:MM[,HH:MM-HH:MM]`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeWindow {
     pub open: String,
     pub close: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DateRange {
     pub start: String,
     pub end: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date_range: Option<DateRange>,
@@ -27,7 +27,7 @@ pub struct Rule {
 }
 
 /// `None` in `Attraction::hours` means unknown (the release's `null`): checks are skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpeningHours {
     pub always_open: bool,
     pub rules: Vec<Rule>,
