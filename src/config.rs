@@ -19,6 +19,10 @@ pub struct Paths {
     pub profiles: PathBuf,
     pub archetypes: PathBuf,
     pub clusters: PathBuf,
+    /// a POI store (`gtb import`) laid over the embedded attractions, restaurants and hotel
+    /// prices (`--resources`; docs/RESOURCES.md)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<PathBuf>,
 }
 
 impl Default for Paths {
@@ -33,6 +37,7 @@ impl Default for Paths {
             profiles: "raw_data/profiles.csv".into(),
             archetypes: "archetypes/archetypes.toml".into(),
             clusters: "city_clusters/clusters.csv".into(),
+            resources: None,
         }
     }
 }
@@ -54,6 +59,11 @@ impl Paths {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
+        }
+        if let Some(p) = &mut self.resources
+            && p.is_relative()
+        {
+            *p = base.join(&*p);
         }
     }
 }
@@ -360,6 +370,30 @@ pub struct Solve {
     pub enabled: bool,
 }
 
+/// `[store]`: builds over a POI store (docs/RESOURCES.md). Absent, the defaults apply; the
+/// section is recorded only when written, so builds without a store keep their manifests.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSettings {
+    /// a store city is a destination when it has at least this many attractions ...
+    pub min_attractions: usize,
+    /// ... and this many restaurants
+    pub min_food: usize,
+    /// the share of must_eat / prefer_eat values that name one of the store's restaurants
+    /// (of the category drawn) instead of the category; the release's examples name none
+    pub named_restaurants: f64,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            min_attractions: 20,
+            min_food: 5,
+            named_restaurants: 0.1,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -370,6 +404,8 @@ pub struct Config {
     pub validate: Validate,
     pub llm: Llm,
     pub solve: Solve,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreSettings>,
 }
 
 impl Config {
@@ -440,6 +476,14 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&self.validate.fuzzy_threshold) {
             bail!("validate.fuzzy_threshold must be in 0..1");
+        }
+        if let Some(st) = &self.store
+            && !(0.0..=1.0).contains(&st.named_restaurants)
+        {
+            bail!(
+                "store.named_restaurants must be a share in 0..1, got {}",
+                st.named_restaurants
+            );
         }
         if self.run.generator != "offline" && self.run.generator != "openai" {
             bail!(

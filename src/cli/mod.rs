@@ -228,6 +228,10 @@ pub enum Command {
         /// Build slice I of N (0-based) of the same plan into --out; `gtb merge` joins them
         #[arg(long, value_name = "I/N")]
         shard: Option<ops::build::Shard>,
+        /// A POI store (`gtb import`) for attractions, restaurants and hotel prices instead of
+        /// the embedded snapshot (overrides `[paths] resources`)
+        #[arg(long, value_name = "STORE")]
+        resources: Option<PathBuf>,
         #[command(flatten)]
         llm_args: LlmArgs,
     },
@@ -295,6 +299,9 @@ pub enum Command {
     Validate {
         /// Task file (JSONL); `-` reads standard input
         file: PathBuf,
+        /// Check names against this POI store (`gtb import`) instead of the embedded snapshot
+        #[arg(long, value_name = "STORE")]
+        resources: Option<PathBuf>,
     },
     /// Statistics of any GroupTravelBench-style task file (paper Tables 5, 8, 9, conflicts,
     /// diversity), optionally side by side with another file or the paper's figures
@@ -429,9 +436,13 @@ fn run(cli: Cli) -> Result<()> {
             llm,
             wait,
             shard,
+            resources,
             llm_args,
         } => {
             apply_run(&mut cfg, &run);
+            if resources.is_some() {
+                cfg.paths.resources = resources;
+            }
             if let Some(o) = out {
                 // a build elsewhere keeps all of its outputs together
                 cfg.run.work_dir = o.join(".work");
@@ -607,7 +618,10 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Command::Validate { file } => {
+        Command::Validate { file, resources } => {
+            if resources.is_some() {
+                cfg.paths.resources = resources;
+            }
             let (n, findings) = ops::validate_file(&cfg, &file)?;
             for f in &findings {
                 println!("{f}");
@@ -663,9 +677,15 @@ fn print_store(dir: &std::path::Path, s: &crate::store::StoreSummary) {
             format!(" ({}; see {})", why.join(", "), crate::store::DROPPED_FILE)
         }
     );
-    let unmapped: u64 = s.unmapped_categories.values().flat_map(|m| m.values()).sum();
+    let unmapped: u64 = s
+        .unmapped_categories
+        .values()
+        .flat_map(|m| m.values())
+        .sum();
     if unmapped > 0 {
-        println!("{unmapped} POIs keep a category outside the release vocabulary (manifest.json: unmapped_categories); builds give them the release's fallback");
+        println!(
+            "{unmapped} POIs keep a category outside the release vocabulary (manifest.json: unmapped_categories); builds give them the release's fallback"
+        );
     }
 }
 

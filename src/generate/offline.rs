@@ -307,6 +307,11 @@ struct CityStock {
     food: Vec<(String, f64)>,
     /// per `Taste`, per food value
     food_taste: Vec<Vec<f64>>,
+    /// per food value: the city's most popular restaurants of that category (store builds,
+    /// `[store] named_restaurants` > 0; empty otherwise)
+    restaurants: Vec<Vec<String>>,
+    /// the share of must_eat / prefer_eat values that name one of them
+    named: f64,
 }
 
 /// [`CityStock`] of every city, indexed by `CityId`.
@@ -346,6 +351,8 @@ impl Stock {
                         .iter()
                         .map(|&t| food.iter().map(|(v, _)| food_taste(t, v)).collect())
                         .collect(),
+                    restaurants: restaurants_by_value(res, c as CityId, &food),
+                    named: res.named_restaurants,
                     cats,
                     food,
                 }
@@ -635,8 +642,19 @@ fn category_pref(city: &CityStock, t: Taste, rng: &mut ChaCha8Rng) -> CategoryPr
 /// Food values of a city: (value, weight base). Categories of its entries and its local dishes;
 /// restaurant names are never used as preference values (the release matches categories).
 fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
+    // a store lists hundreds of restaurants: a category counts at most this many of them, as
+    // many as the snapshot ever lists for one (its weights are unchanged by the cap)
+    const RESTAURANTS_PER_VALUE: usize = 4;
     let mut out: Vec<(String, f64)> = Vec::new();
+    let mut restaurants: Vec<(&str, usize)> = Vec::new();
     for f in &res.food[city as usize] {
+        if f.kind == FoodKind::Restaurant {
+            match restaurants.iter_mut().find(|(c, _)| *c == f.category) {
+                Some((_, n)) if *n >= RESTAURANTS_PER_VALUE => continue,
+                Some((_, n)) => *n += 1,
+                None => restaurants.push((&f.category, 1)),
+            }
+        }
         let (v, w) = match f.kind {
             FoodKind::Dish => (&f.name, 2.5),
             FoodKind::Cuisine => (&f.category, 1.5),
@@ -651,6 +669,47 @@ fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
         }
     }
     out
+}
+
+/// Restaurants a member may name for each food value: up to 12 of the city's restaurants of
+/// that category, in the store's popularity order. Only store builds name restaurants.
+fn restaurants_by_value(res: &Resources, city: CityId, food: &[(String, f64)]) -> Vec<Vec<String>> {
+    const PER_VALUE: usize = 12;
+    if res.named_restaurants <= 0.0 {
+        return vec![Vec::new(); food.len()];
+    }
+    food.iter()
+        .map(|(v, _)| {
+            res.food[city as usize]
+                .iter()
+                .filter(|f| f.kind == FoodKind::Restaurant && f.category == *v)
+                .take(PER_VALUE)
+                .map(|f| f.name.clone())
+                .collect()
+        })
+        .collect()
+}
+
+/// Food preference values, some named as a restaurant of their category (store builds: a
+/// draw per value with probability `named`; without a store no draw is made, so the
+/// snapshot's builds keep their bytes).
+fn maybe_named(city: &CityStock, values: Vec<String>, rng: &mut ChaCha8Rng) -> Vec<String> {
+    if city.named <= 0.0 {
+        return values;
+    }
+    values
+        .into_iter()
+        .map(|v| {
+            let Some(i) = city.food.iter().position(|(x, _)| *x == v) else {
+                return v;
+            };
+            let names = &city.restaurants[i];
+            if names.is_empty() || !rng.gen_bool(city.named) {
+                return v;
+            }
+            names[rng.gen_range(0..names.len())].clone()
+        })
+        .collect()
 }
 
 /// Indices into `all` of the values of `list` (values it does not hold are left out).
@@ -779,8 +838,8 @@ fn individual_city(
             category_pref: weak.attractions.category_pref.clone(),
         },
         food: FoodPref {
-            must_eat: food_names(city, must_eat),
-            prefer_eat: weak.food.prefer_eat.clone(),
+            must_eat: maybe_named(city, food_names(city, must_eat), rng),
+            prefer_eat: maybe_named(city, weak.food.prefer_eat.clone(), rng),
             avoid_eat: weak.food.avoid_eat.clone(),
             reject_eat: food_names(city, reject_eat),
         },

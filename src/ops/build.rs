@@ -188,6 +188,13 @@ pub fn build_with(
     } else {
         plan.splits.clone()
     };
+    if let Some(st) = &res.store
+        && (plan.verbose || plan.explain)
+    {
+        for line in st.describe() {
+            eprintln!("{line}");
+        }
+    }
     let held_out = crate::sample::Sampler::held_out_cities(cfg, res, plan.holdout_cities);
     if !held_out.is_empty() && plan.verbose {
         let names: Vec<&str> = held_out

@@ -17,7 +17,7 @@ use anyhow::Result;
 
 /// Load the resources named by a config, with the config's error messages.
 pub fn load_resources(cfg: &Config) -> Result<Resources> {
-    Ok(resources::load(&cfg.paths)?)
+    resources::load_with_store(&cfg.paths, &cfg.store.clone().unwrap_or_default())
 }
 
 /// `gtb import`: read a source into a POI store. The store folder is locked for the run.

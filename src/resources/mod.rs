@@ -10,6 +10,7 @@ pub mod cluster_table;
 pub mod hours;
 pub mod input;
 pub mod parents;
+pub mod store;
 pub mod table;
 pub mod vocab;
 
@@ -172,6 +173,11 @@ pub struct Resources {
     pub clusters: Vec<Cluster>,
     /// file path (relative to the project when possible) -> blake3 of its bytes, sorted
     pub input_digests: Vec<(String, String)>,
+    /// the share of food values that name a restaurant (`[store] named_restaurants`; 0
+    /// without a store)
+    pub named_restaurants: f64,
+    /// what a build over a POI store took from it (`store::overlay`)
+    pub store: Option<store::StoreUse>,
 }
 
 impl Resources {
@@ -393,6 +399,44 @@ fn transfer_columns(r: &table::Row) -> Result<(u32, Vec<String>), InputError> {
         ));
     }
     Ok((transfers, via))
+}
+
+/// Load every resource from the configured paths, then the POI store over them when
+/// `paths.resources` names one (`store::overlay`).
+pub fn load_with_store(
+    paths: &Paths,
+    settings: &crate::config::StoreSettings,
+) -> anyhow::Result<Resources> {
+    let mut res = load(paths)?;
+    let Some(dir) = &paths.resources else {
+        return Ok(res);
+    };
+    let st = crate::store::Store::open(dir)?;
+    let manifest = std::fs::read(dir.join(crate::store::MANIFEST_FILE))?;
+    res.input_digests.push((
+        rel(&dir.join(crate::store::MANIFEST_FILE)),
+        digest::digest_bytes(&manifest),
+    ));
+    let json = serde_json::to_vec(settings).expect("settings serialise");
+    res.input_digests
+        .push(("[store] settings".into(), digest::digest_bytes(&json)));
+    res.input_digests.sort();
+    let used = store::overlay(&mut res, &st, settings);
+    if used.used.is_empty() {
+        anyhow::bail!(
+            "{}: no city of the store can be a destination ({} excluded; see store.min_attractions and store.min_food): {}",
+            dir.display(),
+            used.excluded.len(),
+            used.excluded
+                .iter()
+                .take(5)
+                .map(|(c, why)| format!("{c}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    res.store = Some(used);
+    Ok(res)
 }
 
 /// Load every resource from the configured paths.
@@ -628,6 +672,8 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         archetypes,
         clusters: Vec::new(),
         input_digests: Vec::new(),
+        named_restaurants: 0.0,
+        store: None,
     };
     if input::exists(&paths.clusters) {
         res.clusters = cluster_table::load(&paths.clusters, &res)?;

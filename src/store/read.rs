@@ -3,7 +3,7 @@
 use super::write::{COLUMNS, StoreSummary};
 use super::{Coords, FORMAT, MANIFEST_FILE, PoiRow, PoiType, PopularitySource};
 use crate::digest;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context as _, Result, bail};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -59,10 +59,10 @@ fn read_rows(path: &Path) -> Result<Vec<PoiRow>> {
     let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
     let df = ParquetReader::new(file)
         .finish()
-        .with_context(|| format!("{}: not a readable Parquet file", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: not a readable Parquet file: {e}", path.display()))?;
     let col = |name: &str| -> Result<&Column> {
         df.column(name)
-            .with_context(|| format!("{}: no column {name:?}", path.display()))
+            .map_err(|_| anyhow::anyhow!("{}: no column {name:?}", path.display()))
     };
     for c in COLUMNS {
         col(c)?;
@@ -70,15 +70,17 @@ fn read_rows(path: &Path) -> Result<Vec<PoiRow>> {
     let s = |name: &str| -> Result<Vec<Option<&str>>> {
         Ok(col(name)?
             .str()
-            .with_context(|| format!("{}: column {name:?} is not text", path.display()))?
-            .into_iter()
+            .map_err(|_| anyhow::anyhow!("{}: column {name:?} is not text", path.display()))?
+            .downcast_iter()
+            .flat_map(|a| a.iter())
             .collect())
     };
     let f = |name: &str| -> Result<Vec<Option<f64>>> {
         Ok(col(name)?
             .f64()
-            .with_context(|| format!("{}: column {name:?} is not a float", path.display()))?
-            .into_iter()
+            .map_err(|_| anyhow::anyhow!("{}: column {name:?} is not a float", path.display()))?
+            .downcast_iter()
+            .flat_map(|a| a.iter().map(|v| v.copied()))
             .collect())
     };
     let (city, poi_type, name) = (s("city")?, s("poi_type")?, s("name")?);
@@ -98,9 +100,9 @@ fn read_rows(path: &Path) -> Result<Vec<PoiRow>> {
         let t = req(&poi_type, "poi_type")?;
         let opening_hours = match hours[i] {
             None => None,
-            Some(h) => Some(
-                serde_json::from_str(h).map_err(|e| bad("opening_hours", e.to_string()))?,
-            ),
+            Some(h) => {
+                Some(serde_json::from_str(h).map_err(|e| bad("opening_hours", e.to_string()))?)
+            }
         };
         rows.push(PoiRow {
             city: req(&city, "city")?,
@@ -136,8 +138,14 @@ mod tests {
     use crate::store::StoreBuilder;
 
     fn sample() -> Vec<PoiRow> {
-        let mut a = PoiRow::new("北京市", PoiType::Attractions, "故宫博物院", "t", "1".into())
-            .with_category("历史古迹", Some("文物古迹"));
+        let mut a = PoiRow::new(
+            "北京市",
+            PoiType::Attractions,
+            "故宫博物院",
+            "t",
+            "1".into(),
+        )
+        .with_category("历史古迹", Some("文物古迹"));
         a.lat = Some(39.916);
         a.lng = Some(116.397);
         a.coords = Some(Coords::Wgs84);

@@ -1,13 +1,14 @@
 //! Building a store: adapters push rows and report drops; `finish` checks, de-duplicates,
 //! sorts and publishes `pois.parquet`, `dropped.jsonl` and, last, `manifest.json`.
 
-use super::{DROPPED_FILE, FORMAT, MANIFEST_FILE, POIS_FILE, PoiRow, PoiType};
+use super::{DROPPED_FILE, FORMAT, MANIFEST_FILE, POIS_FILE, PoiRow};
 use crate::digest;
 use anyhow::{Context, Result};
-use polars::prelude::*;
+use polars::prelude::{
+    Column, DataFrame, Float64Chunked, IntoColumn, NewChunkedArray, PolarsResult, StringChunked,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::Path;
 
 /// An input of the store.
@@ -205,7 +206,12 @@ impl StoreBuilder {
                     k.source,
                     k.source_id
                 );
-                self.drop_row(format!("{} {}", r.source, r.source_id), "name", "duplicate", msg);
+                self.drop_row(
+                    format!("{} {}", r.source, r.source_id),
+                    "name",
+                    "duplicate",
+                    msg,
+                );
                 continue;
             }
             kept.push(r);
@@ -221,14 +227,28 @@ impl StoreBuilder {
         let mut opening = BTreeMap::new();
         for r in &self.rows {
             let t = r.poi_type.as_str().to_string();
-            *counts.entry(r.city.clone()).or_default().entry(t.clone()).or_default() += 1;
+            *counts
+                .entry(r.city.clone())
+                .or_default()
+                .entry(t.clone())
+                .or_default() += 1;
             if r.category.is_none() {
-                *unmapped.entry(t).or_default().entry(r.category_raw.clone()).or_default() += 1;
+                *unmapped
+                    .entry(t)
+                    .or_default()
+                    .entry(r.category_raw.clone())
+                    .or_default() += 1;
             }
             let c = r.coords.map_or("none", |c| c.as_str());
             *coordinates.entry(c.to_string()).or_default() += 1;
-            *popularity.entry(r.popularity_source.as_str().to_string()).or_default() += 1;
-            let h = if r.opening_hours.is_some() { "known" } else { "unknown" };
+            *popularity
+                .entry(r.popularity_source.as_str().to_string())
+                .or_default() += 1;
+            let h = if r.opening_hours.is_some() {
+                "known"
+            } else {
+                "unknown"
+            };
             *opening.entry(h.to_string()).or_default() += 1;
         }
         let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
@@ -303,7 +323,10 @@ fn frame(rows: &[PoiRow]) -> PolarsResult<DataFrame> {
         text("poi_type", rows.iter().map(|r| Some(r.poi_type.as_str()))),
         text("name", rows.iter().map(|r| Some(r.name.as_str()))),
         text("category", rows.iter().map(|r| r.category.as_deref())),
-        text("category_raw", rows.iter().map(|r| Some(r.category_raw.as_str()))),
+        text(
+            "category_raw",
+            rows.iter().map(|r| Some(r.category_raw.as_str())),
+        ),
         number("lat", rows.iter().map(|r| r.lat)),
         number("lng", rows.iter().map(|r| r.lng)),
         text("coords", rows.iter().map(|r| r.coords.map(|c| c.as_str()))),
@@ -339,6 +362,7 @@ fn write_parquet(path: &Path, rows: &[PoiRow]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::PoiType;
 
     #[test]
     fn duplicates_keep_the_most_popular_and_are_reported() {

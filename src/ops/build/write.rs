@@ -195,6 +195,9 @@ pub(crate) struct ManifestBase {
     /// adds its own after the run
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<serde_json::Value>,
+    /// the POI store the build read, its destinations and the cities it excluded
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<crate::resources::store::StoreUse>,
 }
 
 impl ManifestBase {
@@ -225,6 +228,7 @@ impl ManifestBase {
             stage_decisions,
             counts,
             llm: None,
+            store: ctx.res.store.clone(),
         }
     }
 
@@ -249,6 +253,9 @@ impl ManifestBase {
         });
         if let Some(llm) = &self.llm {
             m["llm"] = llm.clone();
+        }
+        if let Some(st) = &self.store {
+            m["store"] = serde_json::to_value(st).expect("store use serialises");
         }
         m
     }
