@@ -199,6 +199,41 @@ fn issue12_yanbian_jiujiang_is_not_a_direct_hsr() {
     }
 }
 
+/// The cities of the CAAC's 10 international aviation hubs (src/network/air.rs).
+const HUB_CITIES: [&str; 10] = [
+    "北京市",
+    "上海市",
+    "广州市",
+    "成都市",
+    "深圳市",
+    "昆明市",
+    "西安市",
+    "重庆市",
+    "乌鲁木齐市",
+    "哈尔滨市",
+];
+
+#[test]
+fn issue12_wanning_to_changchun_flies_with_one_change_at_a_hub() {
+    // the official example task_004329 (长春 -> 海口, 三亚, 万宁 -> 长春, by air only) was
+    // rejected: 博鳌 (BAR) has no direct route to 长春, and there was no flight at all
+    let res = shipped();
+    let (a, b) = (city(&res, "万宁市"), city(&res, "长春市"));
+    for (x, y) in [(a, b), (b, a)] {
+        let f = res
+            .transport(x, y)
+            .iter()
+            .find(|o| o.mode == "飞机")
+            .expect("a flight 万宁 <-> 长春");
+        assert_eq!(f.transfers, 1, "{f:?}");
+        assert!(HUB_CITIES.contains(&f.via[0].as_str()), "{f:?}");
+        assert!((300..=600).contains(&f.minutes), "{f:?}");
+    }
+    // and still no flight where the train is the way: 拉萨 - 林芝
+    let (l, n) = (city(&res, "拉萨市"), city(&res, "林芝市"));
+    assert!(res.transport(l, n).iter().all(|o| o.mode != "飞机"));
+}
+
 #[test]
 fn issue12_flights_only_between_airports_and_never_short_hops() {
     let res = shipped();
@@ -206,11 +241,17 @@ fn issue12_flights_only_between_airports_and_never_short_hops() {
     for a in 0..res.cities.len() as u16 {
         for b in 0..res.cities.len() as u16 {
             for o in res.transport(a, b).iter().filter(|o| o.mode == "飞机") {
-                flights += 1;
                 let (ca, cb) = (res.city(a), res.city(b));
                 assert!(!ca.airports.is_empty() && !cb.airports.is_empty());
-                assert!(o.direct(), "{} -> {}: {o:?}", ca.name, cb.name);
                 assert!(o.distance_km >= 100, "{} -> {}: {o:?}", ca.name, cb.name);
+                if o.direct() {
+                    flights += 1;
+                    continue;
+                }
+                // else one change at a hub, only on long journeys
+                assert_eq!(o.transfers, 1, "{} -> {}: {o:?}", ca.name, cb.name);
+                assert!(o.distance_km >= 1000, "{} -> {}: {o:?}", ca.name, cb.name);
+                assert!(HUB_CITIES.contains(&o.via[0].as_str()), "{o:?}");
             }
         }
     }

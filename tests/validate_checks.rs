@@ -3,6 +3,7 @@
 mod common;
 use common::*;
 use gtb::task::Task;
+use std::path::Path;
 
 #[test]
 fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
@@ -57,6 +58,26 @@ fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
         msgs.iter()
             .any(|m| m.contains(&task_id) && m.contains(&format!("city={city}")))
     );
+}
+
+#[test]
+#[cfg_attr(
+    not(has_official_examples),
+    ignore = "needs ../shared/spec/official_examples.jsonl (absent)"
+)]
+fn issue12_official_examples_pass_reachability_and_the_certificate() {
+    // task_004329 returns 万宁 -> 长春 by air: a connection at a hub, not a missing route
+    let Some(shared) = shared() else { return };
+    let cfg = common::config_in(Path::new("/nonexistent"));
+    let (n, findings) =
+        gtb::ops::validate_file(&cfg, &shared.join("spec/official_examples.jsonl")).unwrap();
+    assert_eq!(n, 3);
+    let trip: Vec<String> = findings
+        .iter()
+        .map(|f| f.to_string())
+        .filter(|m| m.contains("[certificate") || m.contains("[reachability"))
+        .collect();
+    assert!(trip.is_empty(), "{trip:?}");
 }
 
 #[test]

@@ -12,6 +12,11 @@
 //! * and always: below `SHORT_KM` a flight exists only where the surface journey takes at least
 //!   `SURFACE_MIN` minutes (no 拉萨→林芝 flight: 拉林铁路 takes 3.5 h and the airports are 330 km
 //!   apart, below every rule's minimum), and never below `HOP_MIN_KM`.
+//!
+//! Cities at least `CONNECT_MIN_KM` apart with no plausible direct route fly with one change at
+//! a hub (`best_connection`): a regional airport's long routes go through 广州, 北京 or 成都, as
+//! airlines sell them (万宁/博鳌 BAR → 长春 via 广州). Shorter pairs never connect: a traveller
+//! takes the train or the road (no 拉萨→成都→林芝 flight).
 
 use crate::geodesy::distance_km;
 
@@ -44,6 +49,14 @@ const FUEL_SHORT: f64 = 20.0;
 const FUEL_LONG: f64 = 40.0;
 /// Choosing between a city's airports: the drive to the airport at 40 km/h counts too.
 const ACCESS_KMH: f64 = 40.0;
+/// One-stop connections: only between cities this far apart; the minimum connecting time at
+/// the hub (domestic MCT at the big hubs is 60–90 min); the through fare as a share of the two
+/// legs' fares (an airline's connecting fare is below the sum of its local fares); at most
+/// this detour over the great circle.
+const CONNECT_MIN_KM: f64 = 1000.0;
+const CONNECT_MIN: f64 = 90.0;
+const CONNECT_FARE: f64 = 0.8;
+const CONNECT_MAX_DETOUR: f64 = 1.5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
@@ -147,6 +160,69 @@ pub fn best_flight(
     best.map(|(_, f)| f)
 }
 
+/// A modelled one-stop connection: the journey as one flight (both legs' km, block times plus
+/// the connecting time, the through fare) and the hub airport.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connection {
+    pub flight: Flight,
+    pub hub: String,
+}
+
+/// The best one-stop connection through a hub between two cities' airports, for pairs at
+/// least `CONNECT_MIN_KM` apart (callers ask only when no direct flight exists).
+pub fn best_connection(
+    from: &[&Airport],
+    from_centre: (f64, f64),
+    to: &[&Airport],
+    to_centre: (f64, f64),
+    hubs: &[&Airport],
+) -> Option<Connection> {
+    let direct = distance_km(from_centre, to_centre);
+    if direct < CONNECT_MIN_KM {
+        return None;
+    }
+    let access = |a: &Airport, c: (f64, f64)| distance_km(c, (a.lat, a.lng)) / ACCESS_KMH * 60.0;
+    let km = |a: &Airport, b: &Airport| distance_km((a.lat, a.lng), (b.lat, b.lng));
+    let mut best: Option<(f64, Connection)> = None;
+    for a in from {
+        for b in to {
+            for h in hubs {
+                let (k1, k2) = (km(a, h), km(h, b));
+                // legs are long: no surface journey rules them out
+                if h.iata == a.iata
+                    || h.iata == b.iata
+                    || k1 + k2 > CONNECT_MAX_DETOUR * km(a, b)
+                    || !plausible(a, h, k1, None)
+                    || !plausible(h, b, k2, None)
+                {
+                    continue;
+                }
+                let (f1, f2) = (flight(a, h, k1), flight(h, b, k2));
+                let f = Flight {
+                    from: a.iata.clone(),
+                    to: b.iata.clone(),
+                    km: k1 + k2,
+                    minutes: f1.minutes + CONNECT_MIN + f2.minutes,
+                    fare: CONNECT_FARE * (f1.fare + f2.fare),
+                };
+                let score = f.minutes + access(a, from_centre) + access(b, to_centre);
+                if best.as_ref().is_none_or(|(s, _)| score < *s) {
+                    let hub = h.iata.clone();
+                    best = Some((score, Connection { flight: f, hub }));
+                }
+            }
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// The hub airports among `all`, in IATA order (a deterministic search order).
+pub fn hubs<'a>(all: impl Iterator<Item = &'a Airport>) -> Vec<&'a Airport> {
+    let mut h: Vec<&Airport> = all.filter(|a| a.class == Class::Hub).collect();
+    h.sort_by(|a, b| a.iata.cmp(&b.iata));
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +248,34 @@ mod tests {
         let ctu = ap("CTU", Class::Hub, 30.5785, 103.9471, "510116");
         assert!(plausible(&ctu, &lxa, km(&ctu, &lxa), Some(2000.0)));
         assert!(plausible(&ctu, &lzy, km(&ctu, &lzy), None));
+    }
+
+    #[test]
+    fn a_regional_airport_connects_through_a_hub_only_on_long_journeys() {
+        let bar = ap("BAR", Class::Regional, 19.1406, 110.4589, "469002");
+        let cgq = ap("CGQ", Class::Trunk, 43.9962, 125.6850, "220173");
+        let can = ap("CAN", Class::Hub, 23.3924, 113.2988, "440111");
+        let km = distance_km((bar.lat, bar.lng), (cgq.lat, cgq.lng));
+        assert!(!plausible(&bar, &cgq, km, None));
+        let c = best_connection(
+            &[&bar],
+            (18.7951, 110.3911),
+            &[&cgq],
+            (43.8171, 125.3235),
+            &[&can],
+        )
+        .expect("BAR-CAN-CGQ");
+        assert_eq!(c.hub, "CAN");
+        assert!(
+            c.flight.minutes > 300.0 && c.flight.minutes < 480.0,
+            "{c:?}"
+        );
+        // 拉萨 and 林芝 are too close to connect
+        let lxa = ap("LXA", Class::Regional, 29.2978, 90.9119, "540522");
+        let lzy = ap("LZY", Class::Regional, 29.3033, 94.3353, "540422");
+        let ctu = ap("CTU", Class::Hub, 30.5785, 103.9471, "510116");
+        let c = best_connection(&[&lxa], (29.65, 91.13), &[&lzy], (29.65, 94.36), &[&ctu]);
+        assert_eq!(c, None);
     }
 
     #[test]

@@ -113,6 +113,13 @@ impl Inputs {
     pub fn place(&self, name: &str) -> Option<&Place> {
         self.places.iter().find(|p| p.name == name)
     }
+
+    /// The first city (in cities.csv order) an airport serves: where a connection changes.
+    pub fn airport_city(&self, iata: &str) -> Option<&Place> {
+        self.places
+            .iter()
+            .find(|p| p.airports.iter().any(|a| a == iata))
+    }
 }
 
 /// The stop of `place` served by `mode` on `net` nearest to the place's centre.
@@ -220,18 +227,16 @@ fn pair_rows(inp: &Inputs, rail: &RailTable, a: usize, b: usize) -> Vec<Row> {
     let fastest_surface = surface.iter().map(|r| r.minutes).min_by(f64::total_cmp);
     let ports =
         |p: &Place| -> Vec<&air::Airport> { p.airports.iter().map(|c| &inp.airports[c]).collect() };
-    let flight = air::best_flight(
-        &ports(pa),
-        pa.centre(),
-        &ports(pb),
-        pb.centre(),
-        fastest_surface,
-    );
-    flight
+    let (fa, fb) = (ports(pa), ports(pb));
+    let flight = air::best_flight(&fa, pa.centre(), &fb, pb.centre(), fastest_surface)
         .map(|f| row("飞机", f.minutes, f.fare, 0, Vec::new()))
-        .into_iter()
-        .chain(surface)
-        .collect()
+        .or_else(|| {
+            let hubs = air::hubs(inp.airports.values());
+            let c = air::best_connection(&fa, pa.centre(), &fb, pb.centre(), &hubs)?;
+            let via = inp.airport_city(&c.hub)?.name.clone();
+            Some(row("飞机", c.flight.minutes, c.flight.fare, 1, vec![via]))
+        });
+    flight.into_iter().chain(surface).collect()
 }
 
 /// transport.csv text of the rows (integers: km, minutes and CNY rounded half away from zero).
