@@ -212,3 +212,105 @@ fn issue11_a_store_that_covers_no_city_is_an_error_naming_the_setting() {
     let e = gtb::ops::load_resources(&cfg).err().unwrap().to_string();
     assert!(e.contains("store.min_attractions"), "{e}");
 }
+
+/// The ChinaTravel database's cities, by its file names (the test's own table: a cross-check
+/// of the adapter's).
+const CHINATRAVEL: [(&str, &str); 10] = [
+    ("beijing", "北京市"),
+    ("shanghai", "上海市"),
+    ("nanjing", "南京市"),
+    ("suzhou", "苏州市"),
+    ("hangzhou", "杭州市"),
+    ("shenzhen", "深圳市"),
+    ("chengdu", "成都市"),
+    ("chongqing", "重庆市"),
+    ("wuhan", "武汉市"),
+    ("guangzhou", "广州市"),
+];
+
+/// Attraction names per city, read straight from the database's CSV files.
+fn chinatravel_attractions(db: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    for (file, city) in CHINATRAVEL {
+        let mut r = csv::Reader::from_path(db.join(format!("attractions/{file}.csv"))).unwrap();
+        let col = r
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "Name")
+            .unwrap();
+        let names = r
+            .records()
+            .map(|rec| rec.unwrap()[col].trim().to_string())
+            .collect();
+        out.insert(city.to_string(), names);
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(
+    not(has_reference_data),
+    ignore = "needs ../shared/reference_data/chinatravel_db (absent)"
+)]
+fn issue11_chinatravel_import_then_build_uses_only_its_cities_and_attractions() {
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let db = shared.join("reference_data/chinatravel_db");
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("ct");
+    let base = common::config_in(dir.path());
+    let opts = gtb::store::import::ImportOptions {
+        adapter: gtb::store::import::Adapter::Chinatravel,
+        input: db.clone(),
+        out: store.clone(),
+        cities: None,
+        licence: None,
+        map: Default::default(),
+        radius_km: 60.0,
+        progress: false,
+    };
+    let summary = gtb::ops::import(&base, &opts).unwrap();
+    assert_eq!(summary.counts.len(), 10, "{:?}", summary.counts.keys());
+    let names = chinatravel_attractions(&db);
+    let mut shas = Vec::new();
+    for threads in [1, 2] {
+        let mut cfg = common::config_in(&dir.path().join(format!("t{threads}")));
+        cfg.paths.resources = Some(store.clone());
+        cfg.run.n = 130;
+        let s = common::build(&cfg, threads);
+        let tasks = read_tasks(&s.splits[0].path);
+        assert_eq!(tasks.len(), 130);
+        for t in &tasks {
+            for c in &t.metadata.cities {
+                assert!(
+                    names.contains_key(c),
+                    "{}: {c} is no ChinaTravel city",
+                    t.task_id
+                );
+            }
+            for u in t.user_preferences.values() {
+                for (city, cp) in &u.preference.city_specific_preferences {
+                    for n in cp
+                        .attractions
+                        .must_visit
+                        .iter()
+                        .chain(&cp.attractions.reject_visit)
+                    {
+                        assert!(
+                            names[city].contains(n),
+                            "{}: {n} is no ChinaTravel attraction of {city}",
+                            t.task_id
+                        );
+                    }
+                }
+            }
+        }
+        // the release format checks, and every other check, over the store
+        let (n, findings) = gtb::ops::validate_file(&cfg, &s.splits[0].path).unwrap();
+        assert_eq!((n, findings.len()), (130, 0), "{findings:?}");
+        shas.push(s.splits[0].sha256.clone());
+    }
+    assert_eq!(shas[0], shas[1], "1 and 2 threads differ");
+}
