@@ -104,6 +104,10 @@ impl StoreBuilder {
             self.outside += 1;
         }
     }
+    /// Count rows of cities outside `--cities` that an adapter skipped without building them.
+    pub fn skip_outside(&mut self, rows: u64) {
+        self.outside += rows;
+    }
     /// Record a row that could not be used.
     pub fn drop_row(&mut self, position: String, field: &str, kind: &str, reason: String) {
         self.dropped.push(Dropped {
