@@ -73,12 +73,8 @@ fn not_json(path: &std::path::Path, e: &serde_json::Error) -> anyhow::Error {
     } else {
         "is not a release POI file (a JSON object: city -> list of POIs)"
     };
-    anyhow!(
-        "{}: {what}: {e} (line {}, column {}); nothing was written",
-        path.display(),
-        e.line(),
-        e.column()
-    )
+    // serde's message names the line and column
+    anyhow!("{}: {what}: {e}; nothing was written", path.display())
 }
 
 /// A UTF-8 byte order mark is not JSON; editors on Windows write one.
