@@ -38,7 +38,7 @@ pub fn overlay(res: &mut Resources, store: &Store, settings: &StoreSettings) -> 
     let mut used = BTreeMap::new();
     let mut excluded = BTreeMap::new();
     let mut popularity = BTreeMap::new();
-    for (city, _) in &by_city {
+    for city in by_city.keys() {
         if res.city_id(city).is_none() {
             excluded.insert(
                 city.to_string(),

@@ -204,7 +204,7 @@ impl Importer<'_, '_> {
 
     fn poi(&mut self, city: &CityKey, index: usize, v: Value) {
         self.stats.entries += 1;
-        if self.stats.entries % 4096 == 0 {
+        if self.stats.entries.is_multiple_of(4096) {
             self.bar.set_position(self.read.get());
         }
         if city.name.is_empty() {
@@ -308,6 +308,10 @@ impl Importer<'_, '_> {
 
 type Obj = Map<String, Value>;
 type Fault = (&'static str, &'static str, String);
+/// A field at fault and why.
+type FieldError = (&'static str, String);
+/// WGS-84 latitude and longitude, and how they were obtained.
+type Point = (f64, f64, Coords);
 
 /// Fields this adapter reads; any other is tolerated and counted in the notes.
 const KNOWN_FIELDS: [&str; 21] = [
@@ -399,10 +403,7 @@ fn number(key: &str, v: &Value) -> Result<Option<f64>, String> {
 }
 
 /// The first of `keys` present with a value.
-fn first_number(
-    m: &Obj,
-    keys: &[&'static str],
-) -> Result<Option<(&'static str, f64)>, (&'static str, String)> {
+fn first_number(m: &Obj, keys: &[&'static str]) -> Result<Option<(&'static str, f64)>, FieldError> {
     for &k in keys {
         if let Some(v) = m.get(k) {
             match number(k, v) {
@@ -417,7 +418,7 @@ fn first_number(
 
 /// WGS-84 coordinates: a `location` "lng,lat" string (GCJ-02, as map services give it) or
 /// object, else lat/lng fields (WGS-84 unless `coord_type`/`coordinate_system` says GCJ-02).
-fn coordinates(m: &Obj) -> Result<Option<(f64, f64, Coords)>, (&'static str, String)> {
+fn coordinates(m: &Obj) -> Result<Option<Point>, FieldError> {
     let declared = DATUM_FIELDS
         .iter()
         .find_map(|k| m.get(*k).and_then(Value::as_str))
