@@ -326,3 +326,44 @@ fn release_fixture_of_338k_pois_imports_with_the_expected_counts() {
     }
     assert_eq!(m.sources[0].notes["entries"], 338_000);
 }
+
+/// A short city key takes gtb's release name; a key gtb does not know is kept as written; a
+/// key repeated in the object is imported again under ids of its own.
+#[test]
+fn release_city_keys_resolve_repeat_and_stay_when_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("keys.json");
+    let text = r#"{
+"杭州": [{"name": "西湖", "custom_category": "5A景区", "poi_type": "attractions", "opening_hours": null}],
+"鄂州市": [{"name": "西山风景区", "custom_category": "4A景区", "poi_type": "attractions", "opening_hours": null}],
+"杭州市": [{"name": "灵隐寺", "custom_category": "寺庙", "poi_type": "attractions", "opening_hours": null}],
+"杭州市": [{"name": "六和塔", "custom_category": "文物古迹", "poi_type": "attractions", "opening_hours": null},
+          {"name": "", "poi_type": "food"}]
+}"#;
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path().join("store");
+    let (ok, err) = import(&input, &out, &[]);
+    assert!(ok, "{err}");
+    let store = Store::open(&out).unwrap();
+    let mut got: Vec<(&str, &str, &str)> = store
+        .rows
+        .iter()
+        .map(|r| (r.city.as_str(), r.name.as_str(), r.source_id.as_str()))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("杭州市", "六和塔", "杭州市~2#0"),
+            ("杭州市", "灵隐寺", "杭州市#0"),
+            ("杭州市", "西湖", "杭州#0"),
+            ("鄂州市", "西山风景区", "鄂州市#0"),
+        ]
+    );
+    let d = dropped(&out);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].position, "city 杭州市~2 index 1");
+    let notes = &store.manifest.sources[0].notes;
+    assert_eq!(notes["cities_not_in_cities_csv"], 1);
+    assert_eq!(notes["repeated_city_keys"]["杭州市"], 2);
+}

@@ -150,7 +150,8 @@ impl Stats {
     }
 }
 
-/// A city key of the file: as written (positions, source ids) and as the store names it.
+/// A city key of the file: as written (positions, source ids; `北京市~2` for its second
+/// occurrence in the object) and as the store names it.
 struct CityKey {
     key: String,
     name: String,
@@ -176,14 +177,17 @@ impl Importer<'_, '_> {
             .cities
             .resolve(trimmed)
             .filter(|c| c.name == trimmed || c.short_name() == trimmed);
-        let name = match known {
-            Some(c) => c.name.clone(),
-            None => {
-                self.stats.not_in_cities_csv += 1;
-                trimmed.to_string()
-            }
-        };
-        *self.stats.cities.entry(key.clone()).or_default() += 1;
+        let name = known.map_or_else(|| trimmed.to_string(), |c| c.name.clone());
+        let seen = self.stats.cities.entry(key.clone()).or_default();
+        *seen += 1;
+        if *seen > 1 {
+            // a key repeated in the object: its POIs are imported too, under ids of their own
+            let key = format!("{key}~{seen}");
+            return CityKey { key, name };
+        }
+        if known.is_none() {
+            self.stats.not_in_cities_csv += 1;
+        }
         CityKey { key, name }
     }
 
