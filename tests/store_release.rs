@@ -325,6 +325,24 @@ fn release_fixture_of_338k_pois_imports_with_the_expected_counts() {
         assert!(d.contains(&want), "{want:?} not reported");
     }
     assert_eq!(m.sources[0].notes["entries"], 338_000);
+
+    // issue 11: a 650-task build over the store passes every check
+    let mut bcfg = config_in(&dir.path().join("build"));
+    bcfg.paths.resources = Some(out.clone());
+    bcfg.run.n = 650;
+    let t = std::time::Instant::now();
+    let b = gtb::ops::build(&gtb::ops::BuildPlan::new(bcfg.clone())).unwrap();
+    eprintln!(
+        "650 tasks over 338,000 POIs: {:.2}s",
+        t.elapsed().as_secs_f64()
+    );
+    let (n, findings) = gtb::ops::validate_file(&bcfg, &b.splits[0].path).unwrap();
+    assert_eq!(
+        (n, findings.len()),
+        (650, 0),
+        "{:?}",
+        &findings[..findings.len().min(5)]
+    );
 }
 
 /// A short city key takes gtb's release name; a key gtb does not know is kept as written; a
