@@ -178,6 +178,9 @@ pub struct Resources {
     pub named_restaurants: f64,
     /// what a build over a POI store took from it (`store::overlay`)
     pub store: Option<store::StoreUse>,
+    /// per city: attraction name -> position (`index_names`); a store city has hundreds, and
+    /// the generator and the contradiction checks look names up per member
+    name_index: Vec<HashMap<String, u32>>,
 }
 
 impl Resources {
@@ -196,9 +199,28 @@ impl Resources {
     }
     /// The position of an attraction in its city's list, by inventory name.
     pub fn attraction_index(&self, city: CityId, name: &str) -> Option<usize> {
-        self.attractions[city as usize]
+        let list = &self.attractions[city as usize];
+        match self.name_index.get(city as usize) {
+            // the index is current unless the list was changed after loading (benchmarks)
+            Some(ix) if ix.len() == list.len() => ix
+                .get(name)
+                .map(|&i| i as usize)
+                .filter(|&i| list[i].name == name),
+            _ => list.iter().position(|a| a.name == name),
+        }
+    }
+    /// Index the attraction names of every city (after loading or laying a store over).
+    pub fn index_names(&mut self) {
+        self.name_index = self
+            .attractions
             .iter()
-            .position(|a| a.name == name)
+            .map(|list| {
+                list.iter()
+                    .enumerate()
+                    .map(|(i, a)| (a.name.clone(), i as u32))
+                    .collect()
+            })
+            .collect();
     }
     /// Whether rejecting attraction `area` of a city rejects `spot` too: the same place, or
     /// `spot` lies inside `area` (`parents::covers`). Unknown names cover only themselves.
@@ -422,6 +444,7 @@ pub fn load_with_store(
         .push(("[store] settings".into(), digest::digest_bytes(&json)));
     res.input_digests.sort();
     let used = store::overlay(&mut res, &st, settings);
+    res.index_names();
     if used.used.is_empty() {
         anyhow::bail!(
             "{}: no city of the store can be a destination ({} excluded; see store.min_attractions and store.min_food): {}",
@@ -674,6 +697,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         input_digests: Vec::new(),
         named_restaurants: 0.0,
         store: None,
+        name_index: Vec::new(),
     };
     if input::exists(&paths.clusters) {
         res.clusters = cluster_table::load(&paths.clusters, &res)?;
@@ -693,6 +717,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     }
     digests.sort();
     res.input_digests = digests;
+    res.index_names();
     Ok(res)
 }
 

@@ -117,11 +117,19 @@ impl StoreUse {
     /// cities grouped by reason (the manifest lists every one).
     pub fn describe(&self) -> Vec<String> {
         let used: Vec<&str> = self.used.keys().map(String::as_str).collect();
+        const SHOWN: usize = 30;
+        let more = used.len().saturating_sub(SHOWN);
+        let more = if more > 0 {
+            format!(" and {more} more (manifest.json: store.used)")
+        } else {
+            String::new()
+        };
+        let shown: Vec<&str> = used.iter().take(SHOWN).copied().collect();
         let mut out = vec![format!(
-            "store {}: {} destinations: {}",
+            "store {}: {} destinations: {}{more}",
             self.store,
             used.len(),
-            used.join("、")
+            shown.join("、")
         )];
         let mut why: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for (city, reason) in &self.excluded {
