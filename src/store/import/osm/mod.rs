@@ -32,9 +32,6 @@ use std::path::Path;
 type FastSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
 
 const ADAPTER: &str = "osm";
-/// Blobs held at once: each is decoded on a worker thread; 64 keep two cores busy while
-/// bounding memory (a blob inflates to at most 32 MiB, typically about 1 MiB).
-const BATCH: usize = 64;
 /// Blob content flags (which passes need to decode it).
 const NODES: u8 = 1;
 const WAYS: u8 = 2;
@@ -173,12 +170,14 @@ pub fn import(ctx: &ImportContext, out: &mut StoreBuilder) -> Result<()> {
     Ok(())
 }
 
-/// Read every blob of the input in order, decoding batches in parallel; blobs for which
-/// `skip(index)` holds are not decoded. Results come back in file order.
+/// Read every blob of the input, decoding on all threads as blobs are read (rayon's
+/// `par_bridge`, which holds only as many blobs as there are threads); blobs for which
+/// `skip(index)` holds are not decoded. Results come back in file order; of several errors,
+/// the first in the file is reported.
 fn read_blocks<T, F>(
     ctx: &ImportContext,
     what: &str,
-    skip: impl Fn(usize) -> bool,
+    skip: impl Fn(usize) -> bool + Sync + Send,
     f: F,
 ) -> Result<Vec<T>>
 where
@@ -190,41 +189,28 @@ where
         .with_context(|| format!("reading {}", path.display()))?
         .len();
     let bar = ctx.bar(size, what);
-    let mut reader = BlobReader::from_path(path)
+    let reader = BlobReader::from_path(path)
         .map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
-    let mut out = Vec::new();
-    let mut batch: Vec<(usize, Blob)> = Vec::with_capacity(BATCH);
-    let mut index = 0;
-    loop {
-        let next = reader.next();
-        let done = next.is_none();
-        if let Some(blob) = next {
-            let blob =
-                blob.map_err(|e| anyhow!("{}: blob {index}: not PBF: {e}", path.display()))?;
-            if let Some(off) = blob.offset() {
+    let mut results: Vec<(usize, Result<T>)> = reader
+        .enumerate()
+        .inspect(|(_, b)| {
+            if let Some(off) = b.as_ref().ok().and_then(Blob::offset) {
                 bar.set_position(off.0);
             }
-            if !skip(index) {
-                batch.push((index, blob));
-            }
-            index += 1;
-        }
-        if batch.len() >= BATCH || done {
-            let results: Vec<Result<T>> = batch
-                .par_iter()
-                .map(|(i, blob)| decode(path, *i, blob, &f))
-                .collect();
-            for r in results {
-                out.push(r?);
-            }
-            batch.clear();
-        }
-        if done {
-            break;
-        }
-    }
+        })
+        .filter(|(i, _)| !skip(*i))
+        .par_bridge()
+        .map(|(i, blob)| {
+            let r = match blob {
+                Ok(b) => decode(path, i, &b, &f),
+                Err(e) => Err(anyhow!("{}: blob {i}: not PBF: {e}", path.display())),
+            };
+            (i, r)
+        })
+        .collect();
     bar.finish_and_clear();
-    Ok(out)
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// One blob through `f`. osmpbf panics on some malformed data (an unknown member type):
