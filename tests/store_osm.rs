@@ -156,7 +156,8 @@ fn write_fixture(path: &Path) {
     };
     w.relation(301, &[outer(201), outer(202)], &admin("4", "北京市"))
         .unwrap();
-    w.relation(311, &[outer(211)], &admin("6", "朝阳区")).unwrap();
+    w.relation(311, &[outer(211)], &admin("6", "朝阳区"))
+        .unwrap();
     w.relation(
         331,
         &[outer(231)],
@@ -218,7 +219,13 @@ fn osm_fixture_imports_real_places_with_cities_and_categories() {
         ("西湖", "杭州市", PoiType::Attractions, "自然风光", "n5"),
         ("灵隐寺", "杭州市", PoiType::Attractions, "寺庙", "n6"),
         ("楼外楼", "杭州市", PoiType::Food, "杭帮菜", "n7"),
-        ("798艺术区", "北京市", PoiType::Attractions, "特色景点", "n9"),
+        (
+            "798艺术区",
+            "北京市",
+            PoiType::Attractions,
+            "特色景点",
+            "n9",
+        ),
         ("天坛公园", "北京市", PoiType::Attractions, "公园", "w221"),
         ("颐和园", "北京市", PoiType::Attractions, "公园", "r331"),
     ];
@@ -226,7 +233,12 @@ fn osm_fixture_imports_real_places_with_cities_and_categories() {
     for (name, city, t, cat, id) in expect {
         let r = get(name);
         assert_eq!(
-            (r.city.as_str(), r.poi_type, r.category.as_deref(), r.source_id.as_str()),
+            (
+                r.city.as_str(),
+                r.poi_type,
+                r.category.as_deref(),
+                r.source_id.as_str()
+            ),
             (city, t, Some(cat), id),
             "{name}"
         );
@@ -264,7 +276,10 @@ fn osm_fixture_imports_real_places_with_cities_and_categories() {
     assert_eq!(m.dropped.get("outside every city"), Some(&1));
     let dropped = std::fs::read_to_string(out.join("dropped.jsonl")).unwrap();
     assert!(dropped.contains("\"node 4\""), "{dropped}");
-    assert!(dropped.contains("\"node 8\"") && dropped.contains("珠穆朗玛峰"), "{dropped}");
+    assert!(
+        dropped.contains("\"node 8\"") && dropped.contains("珠穆朗玛峰"),
+        "{dropped}"
+    );
     let notes = &m.sources[0].notes;
     let ca = &notes["city_assignment"];
     assert_eq!(ca["boundary"], 6, "{ca}");
@@ -344,7 +359,10 @@ fn pbf_writer_output_reads_back_with_osmpbf() {
             osmpbf::Element::Relation(r) => {
                 rels += 1;
                 if r.id() == 301 {
-                    let m: Vec<_> = r.members().map(|m| (m.member_id, m.role().unwrap().to_string())).collect();
+                    let m: Vec<_> = r
+                        .members()
+                        .map(|m| (m.member_id, m.role().unwrap().to_string()))
+                        .collect();
                     assert_eq!(m, [(201, "outer".into()), (202, "outer".into())]);
                 }
             }

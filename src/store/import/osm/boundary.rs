@@ -116,7 +116,10 @@ pub fn centre(parts: &[&[i64]], nodes: &NodeCoords) -> Option<(f64, f64)> {
     let shells: Vec<LineString<f64>> = closed.iter().filter_map(|r| line(r, nodes)).collect();
     if !shells.is_empty()
         && let Some(c) = MultiPolygon::new(
-            shells.into_iter().map(|s| Polygon::new(s, vec![])).collect(),
+            shells
+                .into_iter()
+                .map(|s| Polygon::new(s, vec![]))
+                .collect(),
         )
         .centroid()
     {
@@ -147,7 +150,13 @@ mod tests {
     #[test]
     fn smallest_area_wins_and_holes_exclude() {
         let sq = |x0: f64, y0: f64, s: f64| {
-            LineString::from(vec![(x0, y0), (x0 + s, y0), (x0 + s, y0 + s), (x0, y0 + s), (x0, y0)])
+            LineString::from(vec![
+                (x0, y0),
+                (x0 + s, y0),
+                (x0 + s, y0 + s),
+                (x0, y0 + s),
+                (x0, y0),
+            ])
         };
         let big = AdminArea::new("大".into(), 1, polygons(&[sq(0.0, 0.0, 10.0)], &[])).unwrap();
         let small = AdminArea::new("小".into(), 2, polygons(&[sq(1.0, 1.0, 2.0)], &[])).unwrap();

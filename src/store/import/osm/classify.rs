@@ -34,7 +34,9 @@ pub fn classify(tags: &Tags) -> Option<Class> {
     if tags.is_empty() {
         return None;
     }
-    hotel(tags).or_else(|| food(tags)).or_else(|| attraction(tags))
+    hotel(tags)
+        .or_else(|| food(tags))
+        .or_else(|| attraction(tags))
 }
 
 fn class(poi_type: PoiType, raw: String, category: Option<&'static str>) -> Option<Class> {

@@ -44,7 +44,11 @@ pub fn translate(raw: &str) -> Result<OpeningHours, String> {
                 .map_or_else(Week::default, |(_, w)| w.clone());
             groups.push((range, base));
         }
-        let week = &mut groups.iter_mut().find(|(r, _)| *r == range).expect("added").1;
+        let week = &mut groups
+            .iter_mut()
+            .find(|(r, _)| *r == range)
+            .expect("added")
+            .1;
         set(week, &days, &windows);
     }
     if groups.is_empty() {
@@ -194,7 +198,13 @@ fn time(s: &str) -> Result<u32, String> {
 
 fn check_disjoint(groups: &[(Option<(u32, u32)>, Week)]) -> Result<(), String> {
     let ranges: Vec<(u32, u32)> = groups.iter().filter_map(|(r, _)| *r).collect();
-    let covers = |(s, e): (u32, u32), x: u32| if s <= e { s <= x && x <= e } else { x >= s || x <= e };
+    let covers = |(s, e): (u32, u32), x: u32| {
+        if s <= e {
+            s <= x && x <= e
+        } else {
+            x >= s || x <= e
+        }
+    };
     for (i, a) in ranges.iter().enumerate() {
         for b in &ranges[i + 1..] {
             if covers(*a, b.0) || covers(*a, b.1) || covers(*b, a.0) {
@@ -224,7 +234,10 @@ fn to_rule(range: Option<(u32, u32)>, week: &Week) -> Result<Option<Rule>, Strin
         .copied()
         .filter(|&d| week[d].as_ref().is_some_and(|w| !w.is_empty()))
         .collect();
-    let windows = open.first().and_then(|&d| week[d].clone()).unwrap_or_default();
+    let windows = open
+        .first()
+        .and_then(|&d| week[d].clone())
+        .unwrap_or_default();
     if open.iter().any(|&d| week[d].as_ref() != Some(&windows)) {
         return Err("weekdays with different hours".into());
     }

@@ -16,9 +16,9 @@ pub mod hours;
 pub mod pbf_write;
 
 use super::{CityDirectory, ImportContext};
+use crate::FastMap;
 use crate::resources::hours::OpeningHours;
 use crate::store::{Coords, PoiRow, PoiType, PopularitySource, StoreBuilder};
-use crate::FastMap;
 use anyhow::{Context, Result, anyhow};
 use boundary::{AdminArea, NodeCoords};
 use classify::{Class, Tags, tag};
@@ -189,8 +189,8 @@ where
         .with_context(|| format!("reading {}", path.display()))?
         .len();
     let bar = ctx.bar(size, what);
-    let reader = BlobReader::from_path(path)
-        .map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
+    let reader =
+        BlobReader::from_path(path).map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
     let mut results: Vec<(usize, Result<T>)> = reader
         .enumerate()
         .inspect(|(_, b)| {
@@ -333,7 +333,9 @@ fn candidate(id: OsmId, tags: &Tags, shape: impl FnOnce() -> Shape) -> Option<Ca
         .filter(|k| tag(tags, k).is_some())
         .count() as f64;
     let popularity = match classify::stars(tags) {
-        Some(s) if class.poi_type == PoiType::Hotels => Some((f64::from(s), PopularitySource::Stars)),
+        Some(s) if class.poi_type == PoiType::Hotels => {
+            Some((f64::from(s), PopularitySource::Stars))
+        }
         _ if derived > 0.0 => Some((derived, PopularitySource::Derived)),
         _ => None,
     };
@@ -472,7 +474,13 @@ fn admin_areas(
     for a in admins {
         let outer = lines(&a.outer);
         let area = (!outer.is_empty())
-            .then(|| AdminArea::new(a.city.clone(), a.relation, boundary::polygons(&outer, &lines(&a.inner))))
+            .then(|| {
+                AdminArea::new(
+                    a.city.clone(),
+                    a.relation,
+                    boundary::polygons(&outer, &lines(&a.inner)),
+                )
+            })
             .flatten();
         match area {
             Some(x) => areas.push(x),
@@ -537,7 +545,12 @@ fn place(
     };
     if let Some(a) = boundary::smallest_containing(areas, lat, lng) {
         let city = a.city.clone();
-        return Ok(Placed { lat, lng, city, method: Method::Boundary });
+        return Ok(Placed {
+            lat,
+            lng,
+            city,
+            method: Method::Boundary,
+        });
     }
     match cities.nearest(lat, lng) {
         Some((c, d)) if d <= radius_km => Ok(Placed {
@@ -619,4 +632,70 @@ fn row(p: Candidate, pl: Placed, licence: &str, tally: &mut Tally) -> PoiRow {
     }
     r.licence = licence.to_string();
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::City;
+
+    fn city(name: &str, lat: f64, lng: f64) -> City {
+        City {
+            name: name.into(),
+            province: String::new(),
+            region: String::new(),
+            tier: 1,
+            hub: false,
+            lat,
+            lng,
+            hsr: false,
+            airports: Vec::new(),
+            stations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn boundaries_count_only_under_a_city_name() {
+        let cities = [
+            city("北京市", 39.9042, 116.4074),
+            city("长沙市", 28.2282, 112.9388),
+        ];
+        let dir = CityDirectory { cities: &cities };
+        let admin = |level: &'static str, name: &'static str| {
+            [
+                ("boundary", "administrative"),
+                ("admin_level", level),
+                ("name", name),
+            ]
+        };
+        assert_eq!(
+            admin_city(&admin("4", "北京市"), &dir).as_deref(),
+            Some("北京市")
+        );
+        assert_eq!(
+            admin_city(&admin("5", "长沙"), &dir).as_deref(),
+            Some("长沙市")
+        );
+        // a county of 长沙市 whose short form is the city's: not the city
+        assert_eq!(admin_city(&admin("6", "长沙县"), &dir), None);
+        // levels outside 4-6 (a country, a township)
+        assert_eq!(admin_city(&admin("2", "北京市"), &dir), None);
+        assert_eq!(admin_city(&admin("8", "北京市"), &dir), None);
+        assert_eq!(
+            admin_city(&[("admin_level", "4"), ("name", "北京市")], &dir),
+            None
+        );
+    }
+
+    #[test]
+    fn charges_in_yuan_are_prices() {
+        let a = PoiType::Attractions;
+        assert_eq!(price(&[("charge", "60 CNY")], a), Some(60.0));
+        assert_eq!(price(&[("charge", "¥40")], a), Some(40.0));
+        assert_eq!(price(&[("charge", "30元")], PoiType::Food), Some(30.0));
+        assert_eq!(price(&[("charge", "10 EUR")], a), None);
+        assert_eq!(price(&[("fee", "no")], a), Some(0.0));
+        assert_eq!(price(&[("fee", "no")], PoiType::Hotels), None);
+        assert_eq!(price(&[("charge", "-5")], a), None);
+    }
 }

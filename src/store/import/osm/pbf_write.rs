@@ -177,7 +177,10 @@ impl<W: Write> PbfWriter<W> {
         let mut m = Vec::new();
         int_field(&mut m, 1, id as u64);
         self.tags(&mut m, tags);
-        let roles: Vec<u64> = members.iter().map(|x| u64::from(self.string(x.role))).collect();
+        let roles: Vec<u64> = members
+            .iter()
+            .map(|x| u64::from(self.string(x.role)))
+            .collect();
         packed(&mut m, 8, roles.into_iter());
         let ids: Vec<i64> = members.iter().map(|x| x.id).collect();
         packed_delta(&mut m, 9, &ids);
@@ -187,8 +190,14 @@ impl<W: Write> PbfWriter<W> {
     }
 
     fn tags(&mut self, m: &mut Vec<u8>, tags: &[(&str, &str)]) {
-        let keys: Vec<u64> = tags.iter().map(|(k, _)| u64::from(self.string(k))).collect();
-        let vals: Vec<u64> = tags.iter().map(|(_, v)| u64::from(self.string(v))).collect();
+        let keys: Vec<u64> = tags
+            .iter()
+            .map(|(k, _)| u64::from(self.string(k)))
+            .collect();
+        let vals: Vec<u64> = tags
+            .iter()
+            .map(|(_, v)| u64::from(self.string(v)))
+            .collect();
         packed(m, 2, keys.into_iter());
         packed(m, 3, vals.into_iter());
     }
