@@ -12,6 +12,16 @@ pub type NodeCoords = crate::FastMap<i64, (f64, f64)>;
 /// Closed rings (as node id lists, first == last) joined from ways by shared end nodes, in
 /// the order the ways are given; ways that close no ring are left out.
 pub fn rings(ways: &[&[i64]]) -> Vec<Vec<i64>> {
+    // end node -> ways ending there, in order (a province boundary has thousands of ways)
+    let mut ends: crate::FastMap<i64, Vec<usize>> = crate::FastMap::default();
+    for (i, w) in ways.iter().enumerate() {
+        if let (Some(&a), Some(&b)) = (w.first(), w.last())
+            && w.len() >= 2
+        {
+            ends.entry(a).or_default().push(i);
+            ends.entry(b).or_default().push(i);
+        }
+    }
     let mut used = vec![false; ways.len()];
     let mut out = Vec::new();
     for start in 0..ways.len() {
@@ -22,11 +32,9 @@ pub fn rings(ways: &[&[i64]]) -> Vec<Vec<i64>> {
         let mut ring: Vec<i64> = ways[start].to_vec();
         while ring.first() != ring.last() {
             let end = *ring.last().expect("non-empty");
-            let next = (0..ways.len()).find(|&i| {
-                !used[i]
-                    && ways[i].len() >= 2
-                    && (ways[i].first() == Some(&end) || ways[i].last() == Some(&end))
-            });
+            let next = ends
+                .get(&end)
+                .and_then(|v| v.iter().copied().find(|&i| !used[i]));
             let Some(i) = next else { break };
             used[i] = true;
             if ways[i][0] == end {
