@@ -111,6 +111,9 @@ fn parse_rule(part: &str) -> Result<Parsed, String> {
     if matches!(last, "off" | "closed") {
         return Ok((range, days, Vec::new()));
     }
+    if last == "24/7" {
+        return Ok((range, days, vec![(0, 24 * 60)]));
+    }
     let mut windows = Vec::new();
     for w in last.split(',') {
         let (o, c) = w
@@ -279,6 +282,7 @@ mod tests {
         );
         assert_eq!(rules("24/7"), r#"{"always_open":true,"rules":[]}"#);
         assert_eq!(rules("00:00-24:00"), r#"{"always_open":true,"rules":[]}"#);
+        assert_eq!(rules("24/7; PH off"), r#"{"always_open":true,"rules":[]}"#);
         let h = translate("Apr-Oct 08:00-18:00; Nov-Mar Tu-Su 08:30-12:00,13:00-17:00").unwrap();
         assert_eq!(h.rules.len(), 2);
         assert!(h.open_on(5, 1, 1));
