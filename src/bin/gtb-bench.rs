@@ -9,12 +9,14 @@
 //! time, and group utility by difficulty against the naive baseline), validation against a
 //! 338,000-POI inventory, the LLM generate stage against a loopback server answering in a fixed
 //! 200 ms at concurrency 64, and the time to regenerate raw_data/transport.csv from the network
-//! (`gtb transport`).
+//! (`gtb transport`), and `gtb import osm` of a synthetic 1.2M-element extract (elements/s).
 //!
 //! Release-format POI files (issue 11), each in a process of its own:
 //!
 //!     gtb-bench fixture-release --pois 338000 --out FILE [--seed S] [--malformed K]
 //!     gtb-bench import-release FILE      (wall time and peak RSS of `gtb import release`)
+//!
+//! The OpenStreetMap import alone: `gtb-bench osm-import`.
 
 use gtb::config::Config;
 use std::time::Instant;
@@ -53,6 +55,13 @@ fn main() -> anyhow::Result<()> {
     match args.get(1).map(String::as_str) {
         Some("fixture-release") => return fixture_release(&args[2..]),
         Some("import-release") => return import_release(&args[2..]),
+        Some("osm-import") => {
+            let dir = std::env::temp_dir().join(format!("gtb-bench-osm-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let r = osm_import(&dir);
+            std::fs::remove_dir_all(&dir).ok();
+            return r;
+        }
         _ => {}
     }
     let large = std::env::args().any(|a| a == "--large");
@@ -111,6 +120,7 @@ fn main() -> anyhow::Result<()> {
     transport_model(&dir)?;
     llm_generate_stage(&dir)?;
     sharded_llm_build(&dir)?;
+    osm_import(&dir)?;
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
 }
@@ -559,5 +569,209 @@ fn import_release(args: &[String]) -> anyhow::Result<()> {
         peak_rss_mib()
     );
     std::fs::remove_dir_all(&dir).ok();
+    Ok(())
+}
+
+/// Write the synthetic extract of [`osm_import`]: around 20 city centres, 300,000 tagged
+/// nodes (a fifth unnamed), 100,000 plain ones, 100,000 closed ways of 7 nodes (30 % named
+/// parks, the rest buildings), 2,000 multipolygon parks and a square boundary per city.
+/// Names are plainly synthetic (`基准景点17`); nothing of it is real or kept.
+fn write_osm_fixture(
+    path: &std::path::Path,
+    centres: &[(String, f64, f64)],
+) -> anyhow::Result<u64> {
+    use gtb::store::import::osm::pbf_write::{Member, MemberType, PbfWriter};
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut w = PbfWriter::new(std::io::BufWriter::new(std::fs::File::create(path)?))?;
+    let near = |rng: &mut rand_chacha::ChaCha8Rng, c: &(String, f64, f64)| {
+        (
+            c.1 + rng.gen_range(-0.25..0.25),
+            c.2 + rng.gen_range(-0.25..0.25),
+        )
+    };
+    const KINDS: [&[(&str, &str)]; 6] = [
+        &[
+            ("tourism", "museum"),
+            ("opening_hours", "Tu-Su 09:00-17:00; Mo off"),
+        ],
+        &[("amenity", "restaurant"), ("cuisine", "sichuan")],
+        &[
+            ("amenity", "fast_food"),
+            ("cuisine", "noodle"),
+            ("opening_hours", "Mo-Fr 07:00-21:00; Sa-Su 08:00-22:00"),
+        ],
+        &[("tourism", "hotel"), ("stars", "4")],
+        &[("historic", "memorial"), ("wikidata", "Q1")],
+        &[("amenity", "cafe"), ("opening_hours", "24/7")],
+    ];
+    let mut id = 0i64;
+    let mut elements = 0u64;
+    for i in 0..400_000usize {
+        id += 1;
+        let (lat, lon) = near(&mut rng, &centres[i % centres.len()]);
+        if i % 4 == 3 {
+            w.node(id, lat, lon, &[("highway", "crossing")])?;
+        } else {
+            let name = format!("基准景点{i}");
+            let mut tags: Vec<(&str, &str)> = KINDS[i % KINDS.len()].to_vec();
+            if i % 5 != 0 {
+                tags.push(("name", &name));
+            }
+            w.node(id, lat, lon, &tags)?;
+        }
+    }
+    // way outlines: 7 nodes each (a heptagon of about 100 m)
+    let first_way_node = id + 1;
+    for i in 0..100_000usize {
+        let (lat, lon) = near(&mut rng, &centres[i % centres.len()]);
+        for k in 0..7 {
+            let a = k as f64 * std::f64::consts::TAU / 7.0;
+            id += 1;
+            w.node(id, lat + 0.001 * a.sin(), lon + 0.001 * a.cos(), &[])?;
+        }
+    }
+    // city squares, 50 nodes a side
+    let first_border_node = id + 1;
+    for c in centres {
+        let (s, n, we, e) = (c.1 - 0.3, c.1 + 0.3, c.2 - 0.3, c.2 + 0.3);
+        for k in 0..200 {
+            let t = (k % 50) as f64 / 50.0;
+            let (lat, lon) = match k / 50 {
+                0 => (s, we + t * (e - we)),
+                1 => (s + t * (n - s), e),
+                2 => (n, e - t * (e - we)),
+                _ => (n - t * (n - s), we),
+            };
+            id += 1;
+            w.node(id, lat, lon, &[])?;
+        }
+    }
+    elements += id as u64;
+    for i in 0..100_000i64 {
+        let base = first_way_node + 7 * i;
+        let mut refs: Vec<i64> = (base..base + 7).collect();
+        refs.push(base);
+        let name = format!("基准公园{i}");
+        let tags: Vec<(&str, &str)> = if i % 10 < 3 {
+            vec![("leisure", "park"), ("name", &name)]
+        } else {
+            vec![("building", "yes")]
+        };
+        w.way(i + 1, &refs, &tags)?;
+    }
+    let first_border_way = 100_001i64;
+    for (ci, _) in centres.iter().enumerate() {
+        for side in 0..4i64 {
+            let start = first_border_node + 200 * ci as i64 + 50 * side;
+            let mut refs: Vec<i64> = (start..start + 50).collect();
+            refs.push(if side == 3 {
+                first_border_node + 200 * ci as i64
+            } else {
+                start + 50
+            });
+            w.way(first_border_way + 4 * ci as i64 + side, &refs, &[])?;
+        }
+    }
+    elements += 100_000 + 4 * centres.len() as u64;
+    let outer = |id| Member {
+        kind: MemberType::Way,
+        id,
+        role: "outer",
+    };
+    for (ci, c) in centres.iter().enumerate() {
+        let members: Vec<Member> = (0..4)
+            .map(|s| outer(first_border_way + 4 * ci as i64 + s))
+            .collect();
+        w.relation(
+            ci as i64 + 1,
+            &members,
+            &[
+                ("type", "boundary"),
+                ("boundary", "administrative"),
+                ("admin_level", "5"),
+                ("name", &c.0),
+            ],
+        )?;
+    }
+    for i in 0..2_000i64 {
+        let name = format!("基准园区{i}");
+        // a building way's outline (ways 4, 14, 24, ... are untagged buildings)
+        w.relation(
+            10_000 + i,
+            &[outer(10 * i + 4)],
+            &[
+                ("type", "multipolygon"),
+                ("leisure", "park"),
+                ("name", &name),
+            ],
+        )?;
+    }
+    elements += centres.len() as u64 + 2_000;
+    w.finish()?;
+    Ok(elements)
+}
+
+/// `gtb import osm` of the synthetic extract: elements/s over the whole import (three passes,
+/// city assignment, the store written), and peak RSS.
+fn osm_import(dir: &std::path::Path) -> anyhow::Result<()> {
+    use gtb::store::import::{Adapter, ImportOptions};
+    let c = cfg(650, dir);
+    let res = gtb::ops::load_resources(&c)?;
+    let centres: Vec<(String, f64, f64)> = res
+        .cities
+        .iter()
+        .step_by((res.cities.len() / 20).max(1))
+        .take(20)
+        .map(|x| (x.name.clone(), x.lat, x.lng))
+        .collect();
+    let pbf = dir.join("bench.osm.pbf");
+    let t = Instant::now();
+    let elements = write_osm_fixture(&pbf, &centres)?;
+    let t_write = t.elapsed();
+    let bytes = std::fs::metadata(&pbf)?.len();
+    let opts = ImportOptions {
+        adapter: Adapter::Osm,
+        input: pbf.clone(),
+        out: dir.join("osm-store"),
+        cities: None,
+        licence: None,
+        map: Default::default(),
+        radius_km: 60.0,
+        progress: false,
+    };
+    // the floor: osmpbf decoding every element and nothing else
+    let t = Instant::now();
+    let decoded =
+        osmpbf::ElementReader::from_path(&pbf)?.par_map_reduce(|_| 1u64, || 0, |a, b| a + b)?;
+    let t_decode = t.elapsed().as_secs_f64();
+    // the adapter (three passes, city assignment) and the store write, timed apart
+    let t = Instant::now();
+    let ctx = gtb::store::import::ImportContext {
+        opts: &opts,
+        cities: gtb::store::import::CityDirectory {
+            cities: &res.cities,
+        },
+    };
+    let mut builder = gtb::store::StoreBuilder::new(None);
+    gtb::store::import::osm::import(&ctx, &mut builder)?;
+    let t_adapter = t.elapsed().as_secs_f64();
+    let s = builder.finish(&opts.out)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "osm import: {elements} elements ({:.1} MB PBF, written in {:.2}s) in {secs:.2}s = {:.0} elements/s (adapter {t_adapter:.2}s = {:.0} elements/s, store write {:.2}s); {} POIs, {} dropped; peak RSS {:.0} MiB",
+        bytes as f64 / 1e6,
+        t_write.as_secs_f64(),
+        elements as f64 / secs,
+        elements as f64 / t_adapter,
+        secs - t_adapter,
+        s.pois.rows,
+        s.dropped_file.rows,
+        peak_rss_mib()
+    );
+    println!(
+        "osm decode only (osmpbf par_map_reduce, one pass): {decoded} elements in {t_decode:.2}s = {:.0} elements/s",
+        decoded as f64 / t_decode
+    );
     Ok(())
 }
