@@ -372,3 +372,50 @@ fn pbf_writer_output_reads_back_with_osmpbf() {
     assert!(seen_museum);
     assert_eq!((nodes, ways, rels), (POIS.len() + 16, 5, 3));
 }
+
+/// Issue 11: `gtb validate --resources` against the OSM store accepts its names and flags a
+/// POI of another city. The task is a 北京市 trip of the default build with its attraction
+/// preferences rewritten to the store's names.
+#[test]
+fn issue11_validate_against_an_osm_store_accepts_its_names_and_flags_another_citys() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    import(&fixture(dir.path()), &store, 2).unwrap();
+    let plain = common::config_in(&dir.path().join("default"));
+    let built = common::build(&plain, 2);
+    let text = std::fs::read_to_string(&built.splits[0].path).unwrap();
+    let mut task: gtb::task::Task = text
+        .lines()
+        .map(|l| serde_json::from_str::<gtb::task::Task>(l).unwrap())
+        .find(|t| t.metadata.cities == ["北京市"])
+        .expect("the default build has a trip to 北京市 alone");
+    let mut cfg = plain.clone();
+    cfg.paths.resources = Some(store);
+    let check = |t: &gtb::task::Task, name: &str| -> Vec<String> {
+        let file = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&file, gtb::pyjson::to_string(t) + "\n").unwrap();
+        let (n, findings) = gtb::ops::validate_file(&cfg, &file).unwrap();
+        assert_eq!(n, 1);
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .filter(|m| m.contains("[poi_names]"))
+            .collect()
+    };
+    for u in task.user_preferences.values_mut() {
+        let cp = &mut u.preference.city_specific_preferences["北京市"];
+        cp.attractions.must_visit = vec!["故宫博物院".into()];
+        cp.attractions.reject_visit = vec!["798艺术区".into()];
+    }
+    assert_eq!(check(&task, "ok"), Vec::<String>::new());
+    // 西湖 is a POI of the store, in 杭州市
+    let u = task.user_preferences.values_mut().next().unwrap();
+    u.preference.city_specific_preferences["北京市"]
+        .attractions
+        .must_visit = vec!["西湖".into()];
+    let found = check(&task, "other_city");
+    assert!(
+        found.iter().any(|m| m.contains("西湖")),
+        "西湖 passed as a POI of 北京市: {found:?}"
+    );
+}
