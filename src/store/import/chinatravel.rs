@@ -216,19 +216,45 @@ fn count_records(path: &Path) -> u64 {
     csv::Reader::from_path(path).map_or(0, |mut r| r.records().count() as u64)
 }
 
+/// Line numbers from byte offsets. The csv crate's own line count is one short after a
+/// CRLF header (ChinaTravel's hotel files end their lines with CRLF), so lines are counted
+/// here from the bytes.
+pub(super) struct LineIndex {
+    newlines: Vec<u64>,
+}
+
+impl LineIndex {
+    pub(super) fn new(bytes: &[u8]) -> LineIndex {
+        let newlines = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i as u64)
+            .collect();
+        LineIndex { newlines }
+    }
+    /// The 1-based line of a record starting at `byte` (after a CRLF the crate's offset is
+    /// that of the LF, which still ends the previous line).
+    pub(super) fn line(&self, byte: u64) -> u64 {
+        self.newlines.partition_point(|&n| n <= byte) as u64 + 1
+    }
+}
+
 /// A CSV file with its header, read record by record.
 struct Sheet {
     rel: String,
     header: Vec<String>,
-    reader: csv::Reader<std::fs::File>,
+    lines: LineIndex,
+    reader: csv::Reader<std::io::Cursor<Vec<u8>>>,
 }
 
 impl Sheet {
     fn open(path: &Path, rel: &str) -> Result<Sheet> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {rel}"))?;
+        let lines = LineIndex::new(&bytes);
         let mut reader = csv::ReaderBuilder::new()
             .flexible(false)
-            .from_path(path)
-            .with_context(|| format!("reading {rel}"))?;
+            .from_reader(std::io::Cursor::new(bytes));
         let header = reader
             .headers()
             .with_context(|| format!("{rel}: no header row"))?
@@ -238,6 +264,7 @@ impl Sheet {
         Ok(Sheet {
             rel: rel.to_string(),
             header,
+            lines,
             reader,
         })
     }
@@ -264,12 +291,12 @@ impl Sheet {
         loop {
             match self.reader.read_record(&mut rec) {
                 Ok(false) => return Ok(()),
-                Ok(true) => f(rec.position().map_or(0, |p| p.line()), &rec),
+                Ok(true) => f(self.lines.line(rec.position().map_or(0, |p| p.byte())), &rec),
                 Err(e) => {
                     if e.is_io_error() {
                         return Err(e).with_context(|| format!("reading {}", self.rel));
                     }
-                    let line = e.position().map_or(0, |p| p.line());
+                    let line = self.lines.line(e.position().map_or(0, |p| p.byte()));
                     out.drop_row(
                         format!("{} line {line}", self.rel),
                         "",
@@ -724,6 +751,47 @@ fn hotel_category(name: &str, feature: &str, price: Option<f64>) -> Option<&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drops_name_the_physical_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("beijing.csv");
+        let text = "id,Name,Lat,Lon,Price,CuisineName,WeekdayOpenTime,WeekdayCloseTime\n\
+            0,全聚德(前门店),39.8990,116.3980,150,北京菜,11:00,21:00\n\
+            1,\"\",39.9,116.4,100,北京菜,11:00,21:00\n\
+            2,\"多行\n名字\",39.9,116.4,100,北京菜,11:00,21:00\n\
+            3,,39.9,116.4,100,北京菜,11:00,21:00\n";
+        // LF and CRLF line ends: the same lines
+        for text in [text.to_string(), text.replace('\n', "\r\n")] {
+            std::fs::write(&path, text).unwrap();
+            let city = test_city();
+            let (mut out, mut notes) = (StoreBuilder::new(None), Notes::default());
+            let rows =
+                restaurants(&path, "restaurants/beijing.csv", &city, &mut out, &mut notes)
+                    .unwrap();
+            assert_eq!(rows.len(), 2);
+            let at: Vec<&str> = out.dropped().iter().map(|d| d.position.as_str()).collect();
+            assert_eq!(
+                at,
+                ["restaurants/beijing.csv line 3", "restaurants/beijing.csv line 6"]
+            );
+        }
+    }
+
+    fn test_city() -> City {
+        City {
+            name: "北京市".into(),
+            province: "北京市".into(),
+            region: "north".into(),
+            tier: 1,
+            hub: true,
+            lat: 39.9042,
+            lng: 116.4074,
+            hsr: true,
+            airports: Vec::new(),
+            stations: Vec::new(),
+        }
+    }
 
     #[test]
     fn hours_after_midnight_split_into_two_windows() {
