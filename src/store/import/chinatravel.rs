@@ -27,6 +27,10 @@ const ECONOMY_BELOW: f64 = 200.0;
 const COMFORT_BELOW: f64 = 400.0;
 const UPSCALE_BELOW: f64 = 800.0;
 
+/// A position farther than this from its city's centre (cities.csv) is a broken record (one
+/// restaurant has longitude -0.0064); the widest ChinaTravel city, 重庆, reaches ~470 km.
+const FAR_KM: f64 = 600.0;
+
 /// The three tables of the database, in import order.
 #[derive(Clone, Copy, PartialEq)]
 enum Table {
@@ -332,9 +336,9 @@ fn number(text: &str, at: &str, field: &str, notes: &mut Notes) -> Option<f64> {
 /// A position (lat, lng) in the given datum, converted to WGS-84; missing, zero or
 /// unreadable coordinates leave the row without a position.
 fn position(
-    lat: &str,
-    lng: &str,
+    (lat, lng): (&str, &str),
     datum: Coords,
+    city: &City,
     at: &str,
     notes: &mut Notes,
 ) -> (Option<f64>, Option<f64>, Option<Coords>) {
@@ -355,6 +359,14 @@ fn position(
         Coords::Gcj02Converted => gcj02_to_wgs84(la, lo),
         Coords::Wgs84 => (la, lo),
     };
+    let km = crate::geodesy::distance_km((wla, wlo), (city.lat, city.lng));
+    if !(km < FAR_KM) {
+        notes.unreadable_fields.push(format!(
+            "{at}, lat/lng: ({la}, {lo}) is {km:.0} km from {}, not a position in it",
+            city.name
+        ));
+        return (None, None, None);
+    }
     (Some(wla), Some(wlo), Some(datum))
 }
 
@@ -526,9 +538,9 @@ fn attractions(
         let raw = cell(rec, typ);
         let mut row = row.with_category(raw, attraction_category(raw, n));
         (row.lat, row.lng, row.coords) = position(
-            cell(rec, lat),
-            cell(rec, lng),
+            (cell(rec, lat), cell(rec, lng)),
             Coords::Bd09Converted,
+            city,
             &at,
             notes,
         );
@@ -588,9 +600,9 @@ fn restaurants(
         let raw = cell(rec, cuisine);
         let mut row = row.with_category(raw, food_category(raw));
         (row.lat, row.lng, row.coords) = position(
-            cell(rec, lat),
-            cell(rec, lng),
+            (cell(rec, lat), cell(rec, lng)),
             Coords::Gcj02Converted,
+            city,
             &at,
             notes,
         );
@@ -637,9 +649,9 @@ fn hotels(
         let category = hotel_category(n, f, row.price);
         row = row.with_category(f, category);
         (row.lat, row.lng, row.coords) = position(
-            cell(rec, lat),
-            cell(rec, lng),
+            (cell(rec, lat), cell(rec, lng)),
             Coords::Gcj02Converted,
+            city,
             &at,
             notes,
         );
