@@ -172,6 +172,7 @@ pub fn import(ctx: &ImportContext, out: &mut StoreBuilder) -> Result<()> {
         out,
         notes: &mut notes,
         licence: ctx.opts.licence(),
+        cities: BTreeMap::new(),
     };
     match format {
         Format::Csv => reader.delimited(path, b',')?,
@@ -195,6 +196,8 @@ struct Reader<'c, 'o> {
     out: &'o mut StoreBuilder,
     notes: &'o mut Notes,
     licence: String,
+    /// city as written -> the name stored (resolution scans the city list)
+    cities: BTreeMap<String, String>,
 }
 
 impl Reader<'_, '_> {
@@ -351,11 +354,14 @@ impl Reader<'_, '_> {
             format!("{name:?}: poi_type {t:?} is not attractions, food or hotels"),
         ))?;
         // a city gtb knows under its release name; any other kept as given
-        let city = self
-            .ctx
-            .cities
-            .resolve(&city)
-            .map_or(city.clone(), |c| c.name.clone());
+        let city = match self.cities.get(&city) {
+            Some(c) => c.clone(),
+            None => {
+                let stored = (self.ctx.cities.resolve(&city)).map_or(city.clone(), |c| c.name.clone());
+                self.cities.insert(city, stored.clone());
+                stored
+            }
+        };
         let source_id = v("source_id").unwrap_or_else(|| at.to_string());
         let raw = v("category").unwrap_or_default();
         let mut row = PoiRow::new(&city, poi_type, &name, SOURCE, source_id)
