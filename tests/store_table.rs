@@ -206,7 +206,7 @@ fn table_bad_rows_are_reported_with_their_line_or_row() {
         ",,北京,attractions,公园,39.9,116.4,wgs84,,,,",
         // line 4: an unknown poi_type
         "9,天坛公园,北京,museum,公园,39.8822,116.4066,wgs84,,,,",
-        // line 6: kept, its unreadable price and hours listed
+        // line 6: kept, its unreadable price and hours reported
         "10,景山公园,北京,attractions,公园,39.9254,116.3967,wgs84,8-17,abc,4.5,",
         // line 9: no city
         "11,北海公园,,attractions,公园,39.9254,116.3889,wgs84,,,,",
@@ -225,14 +225,16 @@ fn table_bad_rows_are_reported_with_their_line_or_row() {
         ("line 3", "no name"),
         ("line 4", "unknown poi_type"),
         ("line 5", "unreadable row"),
+        ("line 6", "broken opening_hours (kept, hours unknown)"),
+        ("line 6", "bad field (kept without it)"),
         ("line 9", "no city"),
     ];
     let want: Vec<(String, String)> = want.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
     assert_eq!(got, want, "{dropped}");
     // the multi-line name (lines 7-8) and the row with bad fields are kept
     assert_eq!(s.pois.rows, 3);
-    let notes = s.sources[0].notes["unreadable_fields"].to_string();
-    assert!(notes.contains("line 6, price") && notes.contains("line 6, opening_hours"), "{notes}");
+    assert!(dropped.contains("line 5: 3 fields where the header has 12"), "{dropped}");
+    assert!(dropped.contains("line 6: price \\\"abc\\\" is not a number"), "{dropped}");
 
     // Parquet rows are numbered from 0
     let mut df = DataFrame::new(

@@ -50,11 +50,16 @@ impl Table {
     }
 }
 
-/// Facts for the manifest's source notes: fields that could not be read on kept rows.
+/// Reported like the release adapter's: the row is kept without the field.
+const BAD_FIELD: &str = "bad field (kept without it)";
+const BROKEN_HOURS: &str = "broken opening_hours (kept, hours unknown)";
+
+/// Facts gathered while a file is read: fields left unknown on kept rows (reported in
+/// dropped.jsonl once the file is done) and tag-file counts for the source notes.
 #[derive(Default)]
 struct Notes {
-    /// `file line N, field: problem` for a field left unknown on a kept row
-    unreadable_fields: Vec<String>,
+    /// (position, field, kind, reason) of a field left unknown on a kept row
+    degraded: Vec<(String, &'static str, &'static str, String)>,
     /// tag rows (attractions/<city>_tag.csv) whose name has no row in the city's main file
     tag_rows_unmatched: u64,
     attractions_without_tag: u64,
@@ -114,6 +119,9 @@ pub fn import(ctx: &ImportContext, out: &mut StoreBuilder) -> Result<()> {
         bar.inc(path.metadata().map_or(0, |m| m.len()));
     }
     bar.finish_and_clear();
+    for (at, field, kind, reason) in std::mem::take(&mut notes.degraded) {
+        out.drop_row(at, field, kind, reason);
+    }
     add_notes(&mut info, notes);
     out.add_source(info);
     Ok(())
@@ -143,10 +151,6 @@ fn add_notes(info: &mut crate::store::SourceInfo, notes: Notes) {
     n.insert(
         "attractions_without_tag_row".into(),
         json!(notes.attractions_without_tag),
-    );
-    n.insert(
-        "unreadable_fields".into(),
-        json!(notes.unreadable_fields),
     );
     n.insert(
         "not_read".into(),
@@ -244,6 +248,17 @@ impl LineIndex {
     }
 }
 
+/// What is wrong with a record, without the csv crate's own line count (see [`LineIndex`]).
+pub(super) fn csv_problem(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields where the header has {expected_len}"),
+        csv::ErrorKind::Utf8 { .. } => "not UTF-8 text".to_string(),
+        _ => e.to_string(),
+    }
+}
+
 /// A CSV file with its header, read record by record.
 struct Sheet {
     rel: String,
@@ -305,7 +320,7 @@ impl Sheet {
                         format!("{} line {line}", self.rel),
                         "",
                         "unreadable row",
-                        format!("{} line {line}: {e}", self.rel),
+                        format!("{} line {line}: {}", self.rel, csv_problem(&e)),
                     );
                 }
             }
@@ -318,16 +333,15 @@ fn cell(rec: &StringRecord, i: Option<usize>) -> &str {
 }
 
 /// A number field: empty is unknown; anything else unreadable is noted with its position.
-fn number(text: &str, at: &str, field: &str, notes: &mut Notes) -> Option<f64> {
+fn number(text: &str, at: &str, field: &'static str, notes: &mut Notes) -> Option<f64> {
     if text.is_empty() {
         return None;
     }
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() => Some(v),
         _ => {
-            notes
-                .unreadable_fields
-                .push(format!("{at}, {field}: {text:?} is not a number"));
+            let why = format!("{at}: {field} {text:?} is not a number");
+            notes.degraded.push((at.to_string(), field, BAD_FIELD, why));
             None
         }
     }
@@ -349,9 +363,8 @@ fn position(
         return (None, None, None);
     };
     if la == 0.0 && lo == 0.0 {
-        notes
-            .unreadable_fields
-            .push(format!("{at}, lat/lng: (0, 0) is no position"));
+        let why = format!("{at}: lat/lng (0, 0) is no position");
+        notes.degraded.push((at.to_string(), "lat", BAD_FIELD, why));
         return (None, None, None);
     }
     let (wla, wlo) = match datum {
@@ -361,10 +374,11 @@ fn position(
     };
     let km = crate::geodesy::distance_km((wla, wlo), (city.lat, city.lng));
     if !(km < FAR_KM) {
-        notes.unreadable_fields.push(format!(
-            "{at}, lat/lng: ({la}, {lo}) is {km:.0} km from {}, not a position in it",
+        let why = format!(
+            "{at}: lat/lng ({la}, {lo}) is {km:.0} km from {}, not a position in it",
             city.name
-        ));
+        );
+        notes.degraded.push((at.to_string(), "lat", BAD_FIELD, why));
         return (None, None, None);
     }
     (Some(wla), Some(wlo), Some(datum))
@@ -422,9 +436,10 @@ pub(crate) fn daily_hours(open: &str, close: &str) -> Result<Option<OpeningHours
 /// Hours of a row; unreadable ones are noted and left unknown.
 fn hours_or_note(open: &str, close: &str, at: &str, notes: &mut Notes) -> Option<OpeningHours> {
     daily_hours(open, close).unwrap_or_else(|e| {
+        let why = format!("{at}: opening hours {e}");
         notes
-            .unreadable_fields
-            .push(format!("{at}, hours: {e}"));
+            .degraded
+            .push((at.to_string(), "OpenTime", BROKEN_HOURS, why));
         None
     })
 }
@@ -548,9 +563,10 @@ fn attractions(
         row.opening_hours = if d.is_empty() || d == "全年" {
             hours_or_note(cell(rec, open), cell(rec, end), &at, notes)
         } else {
+            let why = format!("{at}: dateDesc {d:?} is not 全年 (the only value gtb reads)");
             notes
-                .unreadable_fields
-                .push(format!("{at}, dateDesc: {d:?} is not 全年 (hours left unknown)"));
+                .degraded
+                .push((at.to_string(), "dateDesc", BROKEN_HOURS, why));
             None
         };
         row.price = number(cell(rec, price), &at, "Price", notes);

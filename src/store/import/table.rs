@@ -5,7 +5,7 @@
 //! `## Adapter: table`.
 
 use super::ImportContext;
-use super::chinatravel::LineIndex;
+use super::chinatravel::{LineIndex, csv_problem};
 use crate::resources::hours::{self, OpeningHours};
 use crate::store::{
     Coords, PoiRow, PoiType, PopularitySource, StoreBuilder, bd09_to_wgs84, gcj02_to_wgs84,
@@ -35,9 +35,9 @@ pub const FIELDS: [&str; 12] = [
 ];
 const REQUIRED: [&str; 3] = ["name", "city", "poi_type"];
 
-/// Kept rows whose optional fields could not be read are listed in the manifest's source
-/// notes; past this many only counted.
-const LISTED_FIELDS: usize = 1000;
+/// Reported like the release adapter's: the row is kept without the field.
+const BAD_FIELD: &str = "bad field (kept without it)";
+const BROKEN_HOURS: &str = "broken opening_hours (kept, hours unknown)";
 
 /// Where a store field's value comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,22 +113,6 @@ impl Plan {
     }
 }
 
-/// Fields of kept rows that could not be read.
-#[derive(Default)]
-struct Notes {
-    listed: Vec<String>,
-    total: u64,
-}
-
-impl Notes {
-    fn add(&mut self, at: &str, field: &str, what: String) {
-        self.total += 1;
-        if self.listed.len() < LISTED_FIELDS {
-            self.listed.push(format!("{at}, {field}: {what}"));
-        }
-    }
-}
-
 /// The input formats, by extension.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Format {
@@ -166,11 +150,9 @@ pub fn import(ctx: &ImportContext, out: &mut StoreBuilder) -> Result<()> {
     }
     let format = format_of(path)?;
     let mut info = ctx.source_info()?;
-    let mut notes = Notes::default();
     let mut reader = Reader {
         ctx,
         out,
-        notes: &mut notes,
         licence: ctx.opts.licence(),
         cities: BTreeMap::new(),
     };
@@ -183,9 +165,6 @@ pub fn import(ctx: &ImportContext, out: &mut StoreBuilder) -> Result<()> {
     use serde_json::json;
     let map: BTreeMap<&String, &String> = ctx.opts.map.iter().collect();
     info.notes.insert("map".into(), json!(map));
-    info.notes.insert("unreadable_fields".into(), json!(notes.listed));
-    info.notes
-        .insert("unreadable_fields_total".into(), json!(notes.total));
     out.add_source(info);
     Ok(())
 }
@@ -194,13 +173,18 @@ pub fn import(ctx: &ImportContext, out: &mut StoreBuilder) -> Result<()> {
 struct Reader<'c, 'o> {
     ctx: &'c ImportContext<'c>,
     out: &'o mut StoreBuilder,
-    notes: &'o mut Notes,
     licence: String,
     /// city as written -> the name stored (resolution scans the city list)
     cities: BTreeMap<String, String>,
 }
 
 impl Reader<'_, '_> {
+    /// A field of a kept row that could not be read: reported, the row kept without it.
+    fn degrade(&mut self, at: &str, field: &str, kind: &str, why: String) {
+        self.out
+            .drop_row(at.to_string(), field, kind, format!("{at}: {field} {why}"));
+    }
+
     fn file(&self) -> String {
         self.ctx.opts.input.display().to_string()
     }
@@ -237,7 +221,7 @@ impl Reader<'_, '_> {
                 }
                 Err(e) => {
                     let at = super::at_line(lines.line(e.position().map_or(0, |p| p.byte())));
-                    let msg = format!("{at}: {e}");
+                    let msg = format!("{at}: {}", csv_problem(&e));
                     self.out.drop_row(at, "", "unreadable row", msg);
                 }
             }
@@ -371,7 +355,7 @@ impl Reader<'_, '_> {
         row.opening_hours = v("opening_hours").and_then(|h| match read_hours(&h) {
             Ok(h) => h,
             Err(e) => {
-                self.notes.add(at, "opening_hours", e);
+                self.degrade(at, "opening_hours", BROKEN_HOURS, e);
                 None
             }
         });
@@ -382,11 +366,10 @@ impl Reader<'_, '_> {
             match PopularitySource::parse(&s) {
                 Some(p) => row.popularity_source = p,
                 None => {
-                    self.notes.add(
-                        at,
-                        "popularity_source",
-                        format!("{s:?} is not rating, review_count, stars, derived or none (popularity dropped)"),
+                    let why = format!(
+                        "{s:?} is not rating, review_count, stars, derived or none (the popularity is not kept)"
                     );
+                    self.degrade(at, "popularity_source", BAD_FIELD, why);
                     row.popularity = None;
                 }
             }
@@ -399,7 +382,7 @@ impl Reader<'_, '_> {
         match v.parse::<f64>() {
             Ok(x) if x.is_finite() => Some(x),
             _ => {
-                self.notes.add(at, field, format!("{v:?} is not a number"));
+                self.degrade(at, field, BAD_FIELD, format!("{v:?} is not a number"));
                 None
             }
         }
@@ -431,11 +414,8 @@ impl Reader<'_, '_> {
                 (a, b, Coords::Bd09Converted)
             }
             _ => {
-                self.notes.add(
-                    at,
-                    "coords",
-                    format!("{datum:?} is not wgs84, gcj02 or bd09 (position dropped)"),
-                );
+                let why = format!("{datum:?} is not wgs84, gcj02 or bd09 (the position is not kept)");
+                self.degrade(at, "coords", BAD_FIELD, why);
                 return;
             }
         };
