@@ -47,7 +47,12 @@ fn import(input: &Path, out: &Path) -> StoreSummary {
 /// (name column, records) of a ChinaTravel CSV.
 fn names_in(path: &Path, column: &str) -> Vec<String> {
     let mut rd = csv::Reader::from_path(path).unwrap();
-    let i = rd.headers().unwrap().iter().position(|h| h == column).unwrap();
+    let i = rd
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == column)
+        .unwrap();
     rd.records()
         .map(|r| r.unwrap()[i].trim().to_string())
         .collect()
@@ -92,8 +97,10 @@ fn chinatravel_every_row_is_a_poi_or_a_reported_drop() {
         }
     }
     // the repeated hotel rows of the source are the only rows lost, each with its line
-    let lost: Vec<&gtb::store::Dropped> =
-        dropped.iter().filter(|d| !d.kind.contains("(kept")).collect();
+    let lost: Vec<&gtb::store::Dropped> = dropped
+        .iter()
+        .filter(|d| !d.kind.contains("(kept"))
+        .collect();
     assert!(lost.iter().all(|d| d.kind == "duplicate"), "{lost:?}");
     assert_eq!(lost.len(), 96);
     assert_eq!(store.rows.len() as u64, s.pois.rows);
@@ -158,11 +165,19 @@ fn chinatravel_categories_coordinates_hours_and_popularity_are_mapped() {
         assert_eq!(r.coords.map(|c| c.as_str()), Some(want), "{}", r.name);
         let d = gtb::geodesy::distance_km((lat, lng), centre[r.city.as_str()]);
         let limit = if r.city == "重庆市" { 500.0 } else { 220.0 };
-        assert!(d < limit, "{} {} is {d:.0} km from the centre", r.city, r.name);
+        assert!(
+            d < limit,
+            "{} {} is {d:.0} km from the centre",
+            r.city,
+            r.name
+        );
     }
     // attractions: all but 其它 mapped; hotels: all (name, feature or price); food: most
     let (n, mapped) = by_type[&PoiType::Attractions];
-    assert_eq!(n - mapped, s.unmapped_categories["attractions"]["其它"] as usize);
+    assert_eq!(
+        n - mapped,
+        s.unmapped_categories["attractions"]["其它"] as usize
+    );
     let (n, mapped) = by_type[&PoiType::Hotels];
     assert_eq!(n, mapped);
     let (n, mapped) = by_type[&PoiType::Food];
@@ -173,14 +188,14 @@ fn chinatravel_categories_coordinates_hours_and_popularity_are_mapped() {
         .iter()
         .filter(|r| r.opening_hours.is_some())
         .count();
-    let (a, f) = (
-        by_type[&PoiType::Attractions].0,
-        by_type[&PoiType::Food].0,
-    );
+    let (a, f) = (by_type[&PoiType::Attractions].0, by_type[&PoiType::Food].0);
     assert_eq!(with_hours, a + f);
     // popularity: the tag file's score on almost every attraction, reviews on every hotel
     assert!(s.popularity["rating"] as usize * 100 >= a * 99);
-    assert_eq!(s.popularity["review_count"], s.counts.values().map(|c| c["hotels"]).sum::<u64>());
+    assert_eq!(
+        s.popularity["review_count"],
+        s.counts.values().map(|c| c["hotels"]).sum::<u64>()
+    );
     // the source's unreadable ticket price and broken longitude, each reported with its line,
     // the rows kept
     let dropped = std::fs::read_to_string(tmp.path().join("S/dropped.jsonl")).unwrap();
@@ -249,7 +264,10 @@ fn chinatravel_import_is_byte_identical_and_builds_over_it_use_its_names() {
     let before = std::fs::read(cfg.run.out.join("test.jsonl")).unwrap();
     std::fs::remove_dir_all(&cfg.run.out).unwrap();
     let s2 = build(&cfg, 2);
-    assert_eq!(std::fs::read(cfg.run.out.join("test.jsonl")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(cfg.run.out.join("test.jsonl")).unwrap(),
+        before
+    );
     let _ = (s1, s2);
 }
 

@@ -14,35 +14,105 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 const HEADER: [&str; 12] = [
-    "编号", "名称", "城市", "类型", "分类", "纬度", "经度", "坐标系", "营业时间", "价格", "评分",
+    "编号",
+    "名称",
+    "城市",
+    "类型",
+    "分类",
+    "纬度",
+    "经度",
+    "坐标系",
+    "营业时间",
+    "价格",
+    "评分",
     "备注",
 ];
 
 /// 编号, 名称, 城市, 类型, 分类, 纬度, 经度, 坐标系, 营业时间, 价格, 评分, 备注
 const PLACES: [[&str; 12]; 6] = [
     [
-        "1", "故宫博物院", "北京", "attractions", "博物馆", "39.9163", "116.3972", "wgs84",
-        "w2-7 08:30-17:00", "60", "4.8", "周一闭馆",
+        "1",
+        "故宫博物院",
+        "北京",
+        "attractions",
+        "博物馆",
+        "39.9163",
+        "116.3972",
+        "wgs84",
+        "w2-7 08:30-17:00",
+        "60",
+        "4.8",
+        "周一闭馆",
     ],
     [
-        "2", "颐和园", "北京市", "attractions", "5A景区", "39.9999", "116.2755", "wgs84",
-        "06:30-18:00", "30", "4.7", "",
+        "2",
+        "颐和园",
+        "北京市",
+        "attractions",
+        "5A景区",
+        "39.9999",
+        "116.2755",
+        "wgs84",
+        "06:30-18:00",
+        "30",
+        "4.7",
+        "",
     ],
     [
-        "3", "全聚德(前门店)", "北京", "food", "北京菜", "39.899", "116.3976", "wgs84",
-        "11:00-21:00", "200", "4.5", "",
+        "3",
+        "全聚德(前门店)",
+        "北京",
+        "food",
+        "北京菜",
+        "39.899",
+        "116.3976",
+        "wgs84",
+        "11:00-21:00",
+        "200",
+        "4.5",
+        "",
     ],
     [
-        "4", "外滩", "上海", "attractions", "人文景观", "31.238", "121.4945", "gcj02", "always",
-        "0", "4.9", "",
+        "4",
+        "外滩",
+        "上海",
+        "attractions",
+        "人文景观",
+        "31.238",
+        "121.4945",
+        "gcj02",
+        "always",
+        "0",
+        "4.9",
+        "",
     ],
     [
-        "5", "北京饭店", "北京", "hotels", "豪华型", "39.9087", "116.4075", "wgs84", "", "1200",
-        "4.6", "",
+        "5",
+        "北京饭店",
+        "北京",
+        "hotels",
+        "豪华型",
+        "39.9087",
+        "116.4075",
+        "wgs84",
+        "",
+        "1200",
+        "4.6",
+        "",
     ],
     [
-        "6", "清水寺", "京都市", "attractions", "寺庙", "34.9949", "135.785", "wgs84",
-        "06:00-18:00", "400", "4.7", "",
+        "6",
+        "清水寺",
+        "京都市",
+        "attractions",
+        "寺庙",
+        "34.9949",
+        "135.785",
+        "wgs84",
+        "06:00-18:00",
+        "400",
+        "4.7",
+        "",
     ],
 ];
 
@@ -188,7 +258,8 @@ fn table_csv_tsv_jsonl_and_parquet_give_the_same_store() {
     // GCJ-02 converted: the Bund moves a few hundred metres west
     let bund = by_name("外滩");
     assert_eq!(bund.coords, Some(Coords::Gcj02Converted));
-    let moved = gtb::geodesy::distance_km((31.238, 121.4945), (bund.lat.unwrap(), bund.lng.unwrap()));
+    let moved =
+        gtb::geodesy::distance_km((31.238, 121.4945), (bund.lat.unwrap(), bund.lng.unwrap()));
     assert!((0.3..0.8).contains(&moved), "{moved}");
     assert_eq!(by_name("颐和园").coords, Some(Coords::Wgs84));
     assert_eq!(by_name("颐和园").lat, Some(39.9999));
@@ -218,7 +289,10 @@ fn table_bad_rows_are_reported_with_their_line_or_row() {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["position"].as_str().unwrap().into(), v["kind"].as_str().unwrap().into())
+            (
+                v["position"].as_str().unwrap().into(),
+                v["kind"].as_str().unwrap().into(),
+            )
         })
         .collect();
     let want = [
@@ -229,12 +303,21 @@ fn table_bad_rows_are_reported_with_their_line_or_row() {
         ("line 6", "bad field (kept without it)"),
         ("line 9", "no city"),
     ];
-    let want: Vec<(String, String)> = want.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     assert_eq!(got, want, "{dropped}");
     // the multi-line name (lines 7-8) and the row with bad fields are kept
     assert_eq!(s.pois.rows, 3);
-    assert!(dropped.contains("line 5: 3 fields where the header has 12"), "{dropped}");
-    assert!(dropped.contains("line 6: price \\\"abc\\\" is not a number"), "{dropped}");
+    assert!(
+        dropped.contains("line 5: 3 fields where the header has 12"),
+        "{dropped}"
+    );
+    assert!(
+        dropped.contains("line 6: price \\\"abc\\\" is not a number"),
+        "{dropped}"
+    );
 
     // Parquet rows are numbered from 0
     let mut df = DataFrame::new(
@@ -252,7 +335,10 @@ fn table_bad_rows_are_reported_with_their_line_or_row() {
     let s = try_import(&d.join("p.parquet"), &d.join("P"), "category==寺庙").unwrap();
     assert_eq!(s.pois.rows, 1);
     let dropped = std::fs::read_to_string(d.join("P/dropped.jsonl")).unwrap();
-    assert!(dropped.contains("\"position\":\"row 1\"") && dropped.contains("no name"), "{dropped}");
+    assert!(
+        dropped.contains("\"position\":\"row 1\"") && dropped.contains("no name"),
+        "{dropped}"
+    );
 
     // JSONL lines that are not objects
     std::fs::write(
@@ -263,7 +349,10 @@ fn table_bad_rows_are_reported_with_their_line_or_row() {
     let s = try_import(&d.join("j.jsonl"), &d.join("J"), "category==寺庙").unwrap();
     assert_eq!(s.pois.rows, 1);
     let dropped = std::fs::read_to_string(d.join("J/dropped.jsonl")).unwrap();
-    assert!(dropped.contains("\"line 2\"") && dropped.contains("\"line 3\""), "{dropped}");
+    assert!(
+        dropped.contains("\"line 2\"") && dropped.contains("\"line 3\""),
+        "{dropped}"
+    );
 }
 
 #[test]
@@ -271,9 +360,13 @@ fn table_a_map_to_a_missing_column_lists_the_columns() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     std::fs::write(d.join("pois.csv"), delimited(",")).unwrap();
-    let e = try_import(&d.join("pois.csv"), &d.join("S"), "name=名字,city=城市,poi_type=类型")
-        .unwrap_err()
-        .to_string();
+    let e = try_import(
+        &d.join("pois.csv"),
+        &d.join("S"),
+        "name=名字,city=城市,poi_type=类型",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("no column \"名字\""), "{e}");
     assert!(e.contains(&HEADER.join(", ")), "{e}");
     // nothing is published
@@ -281,7 +374,10 @@ fn table_a_map_to_a_missing_column_lists_the_columns() {
     let e = try_import(&d.join("pois.csv"), &d.join("S"), "name=名称,city=城市")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("no poi_type") && e.contains("poi_type==VALUE"), "{e}");
+    assert!(
+        e.contains("no poi_type") && e.contains("poi_type==VALUE"),
+        "{e}"
+    );
     let e = try_import(&d.join("pois.xlsx"), &d.join("S"), "name=名称")
         .unwrap_err()
         .to_string();

@@ -310,7 +310,10 @@ impl Sheet {
         loop {
             match self.reader.read_record(&mut rec) {
                 Ok(false) => return Ok(()),
-                Ok(true) => f(self.lines.line(rec.position().map_or(0, |p| p.byte())), &rec),
+                Ok(true) => f(
+                    self.lines.line(rec.position().map_or(0, |p| p.byte())),
+                    &rec,
+                ),
                 Err(e) => {
                     if e.is_io_error() {
                         return Err(e).with_context(|| format!("reading {}", self.rel));
@@ -356,10 +359,8 @@ fn position(
     at: &str,
     notes: &mut Notes,
 ) -> (Option<f64>, Option<f64>, Option<Coords>) {
-    let (Some(la), Some(lo)) = (
-        number(lat, at, "lat", notes),
-        number(lng, at, "lng", notes),
-    ) else {
+    let (Some(la), Some(lo)) = (number(lat, at, "lat", notes), number(lng, at, "lng", notes))
+    else {
         return (None, None, None);
     };
     if la == 0.0 && lo == 0.0 {
@@ -536,7 +537,14 @@ fn attractions(
     let mut sheet = Sheet::open(path, rel)?;
     let name = sheet.need("Name")?;
     let [id, typ, lat, lng, date, open, end, price] = [
-        "id", "Type", "Latitude", "Longitude", "dateDesc", "OpenTime", "EndTime", "Price",
+        "id",
+        "Type",
+        "Latitude",
+        "Longitude",
+        "dateDesc",
+        "OpenTime",
+        "EndTime",
+        "Price",
     ]
     .map(|c| sheet.find(c));
     let mut rows = Vec::new();
@@ -546,8 +554,14 @@ fn attractions(
         let at = format!("{rel} line {line}");
         let sid = source_id(rel, cell(rec, id), line);
         let n = cell(rec, Some(name));
-        let Some(row) = named(n, city, PoiType::Attractions, (sid, line), &mut seen, &mut drops)
-        else {
+        let Some(row) = named(
+            n,
+            city,
+            PoiType::Attractions,
+            (sid, line),
+            &mut seen,
+            &mut drops,
+        ) else {
             return;
         };
         let raw = cell(rec, typ);
@@ -706,8 +720,12 @@ fn attraction_category(raw: &str, name: &str) -> Option<&'static str> {
         "历史古迹" if ends("寺") || ends("庙") || has("禅寺") => "寺庙",
         "历史古迹" if has("故居") => "名人故居",
         "历史古迹" => "文物古迹",
-        "博物馆/纪念馆" | "美术馆/纪念馆" | "图书馆/纪念馆" if has("纪念") => "纪念馆",
-        "博物馆/纪念馆" | "美术馆/纪念馆" | "图书馆/纪念馆" | "美术馆/艺术馆" => "博物馆",
+        "博物馆/纪念馆" | "美术馆/纪念馆" | "图书馆/纪念馆" if has("纪念") => {
+            "纪念馆"
+        }
+        "博物馆/纪念馆" | "美术馆/纪念馆" | "图书馆/纪念馆" | "美术馆/艺术馆" => {
+            "博物馆"
+        }
         "游乐园/体育娱乐" if has("动物园") => "动物园",
         "游乐园/体育娱乐" => "游乐园",
         "人文景观" | "大学校园" => "人文景观",
@@ -794,14 +812,22 @@ mod tests {
             std::fs::write(&path, text).unwrap();
             let city = test_city();
             let (mut out, mut notes) = (StoreBuilder::new(None), Notes::default());
-            let rows =
-                restaurants(&path, "restaurants/beijing.csv", &city, &mut out, &mut notes)
-                    .unwrap();
+            let rows = restaurants(
+                &path,
+                "restaurants/beijing.csv",
+                &city,
+                &mut out,
+                &mut notes,
+            )
+            .unwrap();
             assert_eq!(rows.len(), 2);
             let at: Vec<&str> = out.dropped().iter().map(|d| d.position.as_str()).collect();
             assert_eq!(
                 at,
-                ["restaurants/beijing.csv line 3", "restaurants/beijing.csv line 6"]
+                [
+                    "restaurants/beijing.csv line 3",
+                    "restaurants/beijing.csv line 6"
+                ]
             );
         }
     }
@@ -856,7 +882,16 @@ mod tests {
             "美术馆/纪念馆",
             "图书馆/纪念馆",
         ] {
-            for name in ["x", "x动物园", "x植物园", "x湿地", "x森林公园", "x寺", "x故居", "x纪念馆"] {
+            for name in [
+                "x",
+                "x动物园",
+                "x植物园",
+                "x湿地",
+                "x森林公园",
+                "x寺",
+                "x故居",
+                "x纪念馆",
+            ] {
                 let c = attraction_category(raw, name).unwrap();
                 assert!(PoiType::Attractions.in_vocabulary(c), "{raw} {name} -> {c}");
             }
@@ -886,8 +921,14 @@ mod tests {
         let t = pinyin_table().unwrap();
         assert_eq!(t.get(&key("beijing")).map(String::as_str), Some("北京市"));
         assert_eq!(t.get(&key("Xi'an")).map(String::as_str), Some("西安市"));
-        assert_eq!(t.get(&key("Hohhot")).map(String::as_str), Some("呼和浩特市"));
+        assert_eq!(
+            t.get(&key("Hohhot")).map(String::as_str),
+            Some("呼和浩特市")
+        );
         assert_eq!(t.get(&key("beijin")), None);
-        assert_eq!(t.values().collect::<std::collections::BTreeSet<_>>().len(), 143);
+        assert_eq!(
+            t.values().collect::<std::collections::BTreeSet<_>>().len(),
+            143
+        );
     }
 }

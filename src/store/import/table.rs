@@ -70,14 +70,12 @@ impl Plan {
             let src = match map.get(f) {
                 Some(v) => match v.strip_prefix('=') {
                     Some(constant) => Src::Constant(constant.trim().to_string()),
-                    None => Src::Column(columns.iter().position(|c| c == v).ok_or_else(
-                        || {
-                            anyhow::anyhow!(
-                                "{file}: --map {f}={v}: the file has no column {v:?} (columns: {})",
-                                listed()
-                            )
-                        },
-                    )?),
+                    None => Src::Column(columns.iter().position(|c| c == v).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "{file}: --map {f}={v}: the file has no column {v:?} (columns: {})",
+                            listed()
+                        )
+                    })?),
                 },
                 None => match columns.iter().position(|c| c == f) {
                     Some(i) => Src::Column(i),
@@ -233,7 +231,8 @@ impl Reader<'_, '_> {
     /// One JSON object per line; its keys are the columns (every key of the file, sorted).
     /// Blank lines are skipped.
     fn jsonl(&mut self, path: &Path) -> Result<()> {
-        let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+        let file =
+            std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
         let mut records = Vec::new();
         let mut keys = BTreeSet::new();
         for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
@@ -279,7 +278,8 @@ impl Reader<'_, '_> {
     /// A Parquet file read with polars; rows are numbered from 0 (`row N`).
     fn parquet(&mut self, path: &Path) -> Result<()> {
         use polars::prelude::{ParquetReader, SerReader};
-        let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+        let file =
+            std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
         let df = ParquetReader::new(file)
             .finish()
             .map_err(|e| anyhow::anyhow!("{}: not a readable Parquet file: {e}", self.file()))?;
@@ -295,9 +295,7 @@ impl Reader<'_, '_> {
             if let Src::Column(i) = src
                 && !text.contains_key(i)
             {
-                let series = df.columns()[*i]
-                    .as_materialized_series()
-                    .rechunk();
+                let series = df.columns()[*i].as_materialized_series().rechunk();
                 text.insert(*i, series.iter().map(any_text).collect());
             }
         }
@@ -341,7 +339,8 @@ impl Reader<'_, '_> {
         let city = match self.cities.get(&city) {
             Some(c) => c.clone(),
             None => {
-                let stored = (self.ctx.cities.resolve(&city)).map_or(city.clone(), |c| c.name.clone());
+                let stored =
+                    (self.ctx.cities.resolve(&city)).map_or(city.clone(), |c| c.name.clone());
                 self.cities.insert(city, stored.clone());
                 stored
             }
@@ -414,7 +413,8 @@ impl Reader<'_, '_> {
                 (a, b, Coords::Bd09Converted)
             }
             _ => {
-                let why = format!("{datum:?} is not wgs84, gcj02 or bd09 (the position is not kept)");
+                let why =
+                    format!("{datum:?} is not wgs84, gcj02 or bd09 (the position is not kept)");
                 self.degrade(at, "coords", BAD_FIELD, why);
                 return;
             }
@@ -503,7 +503,10 @@ mod tests {
         let e = Plan::new(&map(&[("name", "名字")]), &cols, "f.csv")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("no column \"名字\"") && e.contains("名称, 城市"), "{e}");
+        assert!(
+            e.contains("no column \"名字\"") && e.contains("名称, 城市"),
+            "{e}"
+        );
         let e = Plan::new(&map(&[("name", "名称")]), &cols, "f.csv")
             .unwrap_err()
             .to_string();
