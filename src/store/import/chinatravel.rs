@@ -374,7 +374,7 @@ fn position(
         Coords::Wgs84 => (la, lo),
     };
     let km = crate::geodesy::distance_km((wla, wlo), (city.lat, city.lng));
-    if !(km < FAR_KM) {
+    if km.is_nan() || km >= FAR_KM {
         let why = format!(
             "{at}: lat/lng ({la}, {lo}) is {km:.0} km from {}, not a position in it",
             city.name
