@@ -87,6 +87,8 @@ pub enum Coords {
     Wgs84,
     /// the source gave GCJ-02 (Chinese map services); converted to WGS-84 on import
     Gcj02Converted,
+    /// the source gave BD-09 (Baidu's offset of GCJ-02); converted to WGS-84 on import
+    Bd09Converted,
 }
 
 impl Coords {
@@ -94,12 +96,14 @@ impl Coords {
         match self {
             Coords::Wgs84 => "wgs84",
             Coords::Gcj02Converted => "gcj02_converted",
+            Coords::Bd09Converted => "bd09_converted",
         }
     }
     pub fn parse(s: &str) -> Option<Coords> {
         match s {
             "wgs84" => Some(Coords::Wgs84),
             "gcj02_converted" => Some(Coords::Gcj02Converted),
+            "bd09_converted" => Some(Coords::Bd09Converted),
             _ => None,
         }
     }
@@ -222,6 +226,17 @@ pub fn gcj02_to_wgs84(lat: f64, lng: f64) -> (f64, f64) {
     (wlat, wlng)
 }
 
+/// BD-09 (Baidu's datum: GCJ-02 with a further published offset) to WGS-84: Baidu's inverse
+/// formula to GCJ-02, then [`gcj02_to_wgs84`].
+pub fn bd09_to_wgs84(lat: f64, lng: f64) -> (f64, f64) {
+    use std::f64::consts::PI;
+    const X_PI: f64 = PI * 3000.0 / 180.0;
+    let (x, y) = (lng - 0.0065, lat - 0.006);
+    let z = (x * x + y * y).sqrt() - 0.00002 * (y * X_PI).sin();
+    let theta = y.atan2(x) - 0.000003 * (x * X_PI).cos();
+    gcj02_to_wgs84(z * theta.sin(), z * theta.cos())
+}
+
 /// The forward GCJ-02 transform (Krasovsky 1940 ellipsoid constants of the published formula).
 fn wgs84_to_gcj02(lat: f64, lng: f64) -> (f64, f64) {
     use std::f64::consts::PI;
@@ -256,6 +271,18 @@ mod tests {
         assert!(crate::geodesy::distance_km((lat, lng), (glat, glng)) > 0.2);
         let back = gcj02_to_wgs84(glat, glng);
         assert!(crate::geodesy::distance_km((lat, lng), back) < 0.001);
+    }
+
+    #[test]
+    fn bd09_is_gcj02_shifted_north_east() {
+        // a synthetic point in eastern China: Baidu's offset is several hundred metres to the
+        // north-east of GCJ-02
+        let bd = (31.2, 121.4);
+        let (lat, lng) = bd09_to_wgs84(bd.0, bd.1);
+        let (glat, glng) = gcj02_to_wgs84(bd.0, bd.1);
+        let shift = crate::geodesy::distance_km((lat, lng), (glat, glng));
+        assert!((0.6..1.2).contains(&shift), "{shift}");
+        assert!(lat < glat && lng < glng);
     }
 
     #[test]
