@@ -663,20 +663,37 @@ fn print_store(dir: &std::path::Path, s: &crate::store::StoreSummary) {
         }
     }
     let kinds: Vec<String> = per_type.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    // kinds marked "(kept ...)" are POIs kept with a field left unknown, not lost rows
+    let (kept, lost): (Vec<_>, Vec<_>) = s.dropped.iter().partition(|(k, _)| k.contains("(kept"));
+    let list = |v: &[(&String, &u64)]| -> (u64, String) {
+        let total = v.iter().map(|(_, n)| **n).sum();
+        let why: Vec<String> = v.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        (total, why.join(", "))
+    };
+    let ((n_lost, why_lost), (n_kept, why_kept)) = (list(&lost), list(&kept));
     println!(
-        "{}: {} POIs in {} cities ({}), {} dropped{}",
+        "{}: {} POIs in {} cities ({}); {n_lost} input rows dropped{}{}",
         dir.display(),
         s.pois.rows,
         s.counts.len(),
         kinds.join(", "),
-        s.dropped_file.rows,
-        if s.dropped.is_empty() {
-            String::new()
+        if n_lost > 0 {
+            format!(" ({why_lost})")
         } else {
-            let why: Vec<String> = s.dropped.iter().map(|(k, n)| format!("{n} {k}")).collect();
-            format!(" ({}; see {})", why.join(", "), crate::store::DROPPED_FILE)
+            String::new()
+        },
+        if n_kept > 0 {
+            format!("; {n_kept} kept with a field unknown ({why_kept})")
+        } else {
+            String::new()
         }
     );
+    if n_lost + n_kept > 0 {
+        println!(
+            "each one, with its position: {}",
+            dir.join(crate::store::DROPPED_FILE).display()
+        );
+    }
     let unmapped: u64 = s
         .unmapped_categories
         .values()
