@@ -260,6 +260,9 @@ fn chinatravel_import_is_byte_identical_and_builds_over_it_use_its_names() {
     }
     assert_eq!(text.lines().count(), 130);
     assert!(checked > 500, "{checked}");
+    // the release format checks, and every other check, pass over the store
+    let (n, findings) = gtb::ops::validate_file(&cfg, &cfg.run.out.join("test.jsonl")).unwrap();
+    assert_eq!((n, findings.len()), (130, 0), "{findings:?}");
     // the same tasks on 2 threads
     let before = std::fs::read(cfg.run.out.join("test.jsonl")).unwrap();
     std::fs::remove_dir_all(&cfg.run.out).unwrap();

@@ -534,7 +534,7 @@ fn attractions(
     notes: &mut Notes,
 ) -> Result<Vec<PoiRow>> {
     let mut tags = tag_popularity(path, rel, out)?;
-    let mut sheet = Sheet::open(path, rel)?;
+    let sheet = Sheet::open(path, rel)?;
     let name = sheet.need("Name")?;
     let [id, typ, lat, lng, date, open, end, price] = [
         "id",
@@ -547,54 +547,46 @@ fn attractions(
         "Price",
     ]
     .map(|c| sheet.find(c));
-    let mut rows = Vec::new();
-    let mut drops = StoreBuilder::new(None);
-    let mut seen = Seen::new();
-    sheet.for_each(out, |line, rec| {
-        let at = format!("{rel} line {line}");
-        let sid = source_id(rel, cell(rec, id), line);
-        let n = cell(rec, Some(name));
-        let Some(row) = named(
-            n,
-            city,
-            PoiType::Attractions,
-            (sid, line),
-            &mut seen,
-            &mut drops,
-        ) else {
-            return;
-        };
-        let raw = cell(rec, typ);
-        let mut row = row.with_category(raw, attraction_category(raw, n));
-        (row.lat, row.lng, row.coords) = position(
-            (cell(rec, lat), cell(rec, lng)),
-            Coords::Bd09Converted,
-            city,
-            &at,
-            notes,
-        );
-        let d = cell(rec, date);
-        row.opening_hours = if d.is_empty() || d == "全年" {
-            hours_or_note(cell(rec, open), cell(rec, end), &at, notes)
-        } else {
-            let why = format!("{at}: dateDesc {d:?} is not 全年 (the only value gtb reads)");
-            notes
-                .degraded
-                .push((at.to_string(), "dateDesc", BROKEN_HOURS, why));
-            None
-        };
-        row.price = number(cell(rec, price), &at, "Price", notes);
-        match tags.remove(n) {
-            Some(p) => {
-                row.popularity = Some(p);
-                row.popularity_source = PopularitySource::Rating;
+    let rows = named_rows(
+        sheet,
+        rel,
+        (name, id),
+        city,
+        PoiType::Attractions,
+        out,
+        |row, rec, at| {
+            let n = cell(rec, Some(name));
+            let raw = cell(rec, typ);
+            let mut row = row.with_category(raw, attraction_category(raw, n));
+            (row.lat, row.lng, row.coords) = position(
+                (cell(rec, lat), cell(rec, lng)),
+                Coords::Bd09Converted,
+                city,
+                at,
+                notes,
+            );
+            let d = cell(rec, date);
+            row.opening_hours = if d.is_empty() || d == "全年" {
+                hours_or_note(cell(rec, open), cell(rec, end), at, notes)
+            } else {
+                let why = format!("{at}: dateDesc {d:?} is not 全年 (the only value gtb reads)");
+                notes
+                    .degraded
+                    .push((at.to_string(), "dateDesc", BROKEN_HOURS, why));
+                None
+            };
+            row.price = number(cell(rec, price), at, "Price", notes);
+            match tags.remove(n) {
+                Some(p) => {
+                    row.popularity = Some(p);
+                    row.popularity_source = PopularitySource::Rating;
+                }
+                None => notes.attractions_without_tag += 1,
             }
-            None => notes.attractions_without_tag += 1,
-        }
-        rows.push(row);
-    })?;
+            row
+        },
+    )?;
     notes.tag_rows_unmatched += tags.len() as u64;
-    absorb(out, drops);
     Ok(rows)
 }
 
@@ -605,7 +597,7 @@ fn restaurants(
     out: &mut StoreBuilder,
     notes: &mut Notes,
 ) -> Result<Vec<PoiRow>> {
-    let mut sheet = Sheet::open(path, rel)?;
+    let sheet = Sheet::open(path, rel)?;
     let name = sheet.need("Name")?;
     let [id, lat, lng, price, cuisine, open, close] = [
         "id",
@@ -617,31 +609,28 @@ fn restaurants(
         "WeekdayCloseTime",
     ]
     .map(|c| sheet.find(c));
-    let mut rows = Vec::new();
-    let mut drops = StoreBuilder::new(None);
-    let mut seen = Seen::new();
-    sheet.for_each(out, |line, rec| {
-        let at = format!("{rel} line {line}");
-        let sid = source_id(rel, cell(rec, id), line);
-        let n = cell(rec, Some(name));
-        let Some(row) = named(n, city, PoiType::Food, (sid, line), &mut seen, &mut drops) else {
-            return;
-        };
-        let raw = cell(rec, cuisine);
-        let mut row = row.with_category(raw, food_category(raw));
-        (row.lat, row.lng, row.coords) = position(
-            (cell(rec, lat), cell(rec, lng)),
-            Coords::Gcj02Converted,
-            city,
-            &at,
-            notes,
-        );
-        row.opening_hours = hours_or_note(cell(rec, open), cell(rec, close), &at, notes);
-        row.price = number(cell(rec, price), &at, "Price", notes);
-        rows.push(row);
-    })?;
-    absorb(out, drops);
-    Ok(rows)
+    named_rows(
+        sheet,
+        rel,
+        (name, id),
+        city,
+        PoiType::Food,
+        out,
+        |row, rec, at| {
+            let raw = cell(rec, cuisine);
+            let mut row = row.with_category(raw, food_category(raw));
+            (row.lat, row.lng, row.coords) = position(
+                (cell(rec, lat), cell(rec, lng)),
+                Coords::Gcj02Converted,
+                city,
+                at,
+                notes,
+            );
+            row.opening_hours = hours_or_note(cell(rec, open), cell(rec, close), at, notes);
+            row.price = number(cell(rec, price), at, "Price", notes);
+            row
+        },
+    )
 }
 
 fn hotels(
@@ -651,7 +640,7 @@ fn hotels(
     out: &mut StoreBuilder,
     notes: &mut Notes,
 ) -> Result<Vec<PoiRow>> {
-    let mut sheet = Sheet::open(path, rel)?;
+    let sheet = Sheet::open(path, rel)?;
     let name = sheet.need("hotelName")?;
     let [id, feature, score, comments, price, lat, lng] = [
         "hotelId",
@@ -663,6 +652,49 @@ fn hotels(
         "lon",
     ]
     .map(|c| sheet.find(c));
+    named_rows(
+        sheet,
+        rel,
+        (name, id),
+        city,
+        PoiType::Hotels,
+        out,
+        |mut row, rec, at| {
+            let n = cell(rec, Some(name));
+            row.price = number(cell(rec, price), at, "miniPrice", notes);
+            let f = cell(rec, feature);
+            let category = hotel_category(n, f, row.price);
+            row = row.with_category(f, category);
+            (row.lat, row.lng, row.coords) = position(
+                (cell(rec, lat), cell(rec, lng)),
+                Coords::Gcj02Converted,
+                city,
+                at,
+                notes,
+            );
+            let count = number(cell(rec, comments), at, "commentNumber", notes);
+            let rating = number(cell(rec, score), at, "commentScore", notes);
+            (row.popularity, row.popularity_source) = match (count, rating) {
+                (Some(c), _) => (Some(c), PopularitySource::ReviewCount),
+                (None, Some(r)) => (Some(r), PopularitySource::Rating),
+                (None, None) => (None, PopularitySource::None),
+            };
+            row
+        },
+    )
+}
+
+/// The rows of one sheet: a record with a usable name (`named`) becomes a row of `poi_type`,
+/// which `fill` completes from the record (`at` names its line); the others are reported.
+fn named_rows(
+    mut sheet: Sheet,
+    rel: &str,
+    (name, id): (usize, Option<usize>),
+    city: &City,
+    poi_type: PoiType,
+    out: &mut StoreBuilder,
+    mut fill: impl FnMut(PoiRow, &StringRecord, &str) -> PoiRow,
+) -> Result<Vec<PoiRow>> {
     let mut rows = Vec::new();
     let mut drops = StoreBuilder::new(None);
     let mut seen = Seen::new();
@@ -670,29 +702,9 @@ fn hotels(
         let at = format!("{rel} line {line}");
         let sid = source_id(rel, cell(rec, id), line);
         let n = cell(rec, Some(name));
-        let Some(mut row) = named(n, city, PoiType::Hotels, (sid, line), &mut seen, &mut drops)
-        else {
-            return;
-        };
-        row.price = number(cell(rec, price), &at, "miniPrice", notes);
-        let f = cell(rec, feature);
-        let category = hotel_category(n, f, row.price);
-        row = row.with_category(f, category);
-        (row.lat, row.lng, row.coords) = position(
-            (cell(rec, lat), cell(rec, lng)),
-            Coords::Gcj02Converted,
-            city,
-            &at,
-            notes,
-        );
-        let count = number(cell(rec, comments), &at, "commentNumber", notes);
-        let rating = number(cell(rec, score), &at, "commentScore", notes);
-        (row.popularity, row.popularity_source) = match (count, rating) {
-            (Some(c), _) => (Some(c), PopularitySource::ReviewCount),
-            (None, Some(r)) => (Some(r), PopularitySource::Rating),
-            (None, None) => (None, PopularitySource::None),
-        };
-        rows.push(row);
+        if let Some(row) = named(n, city, poi_type, (sid, line), &mut seen, &mut drops) {
+            rows.push(fill(row, rec, &at));
+        }
     })?;
     absorb(out, drops);
     Ok(rows)

@@ -17,22 +17,17 @@ use std::path::Path;
 
 const SOURCE: &str = "table";
 
-/// The store fields a table can fill (the rest are set by gtb: source, licence, and
-/// category_raw, which is the category as given).
-pub const FIELDS: [&str; 12] = [
-    "name",
-    "city",
-    "poi_type",
-    "category",
-    "lat",
-    "lng",
-    "coords",
-    "opening_hours",
-    "price",
-    "popularity",
-    "popularity_source",
-    "source_id",
-];
+/// The store columns gtb sets itself: source, licence, and category_raw (the category as
+/// given); a table can fill every other column (`FIELDS`).
+const SET_BY_GTB: [&str; 3] = ["category_raw", "source", "licence"];
+
+/// The store fields a table can fill, in the store's column order.
+pub static FIELDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    crate::store::write::COLUMNS
+        .into_iter()
+        .filter(|c| !SET_BY_GTB.contains(c))
+        .collect()
+});
 const REQUIRED: [&str; 3] = ["name", "city", "poi_type"];
 
 /// Reported like the release adapter's: the row is kept without the field.
@@ -66,7 +61,7 @@ impl Plan {
             }
         }
         let mut fields = BTreeMap::new();
-        for f in FIELDS {
+        for f in FIELDS.iter().copied() {
             let src = match map.get(f) {
                 Some(v) => match v.strip_prefix('=') {
                     Some(constant) => Src::Constant(constant.trim().to_string()),

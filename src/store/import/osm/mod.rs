@@ -230,32 +230,35 @@ fn decode<T: Default, F: Fn(&PrimitiveBlock) -> T>(
     .unwrap_or_else(|_| Err(anyhow!("{}: malformed primitive block", at())))
 }
 
+/// A node of either encoding (dense or plain): counted, and a POI candidate when its tags say so.
+fn scan_node<'a>(
+    s: &mut BlobScan,
+    tags: &mut Vec<(&'a str, &'a str)>,
+    id: i64,
+    node_tags: impl Iterator<Item = (&'a str, &'a str)>,
+    (lat, lon): (f64, f64),
+) {
+    (s.kinds, s.elements[0]) = (s.kinds | NODES, s.elements[0] + 1);
+    tags.clear();
+    tags.extend(node_tags);
+    let id = OsmId {
+        kind: Kind::Node,
+        id,
+    };
+    s.pois
+        .extend(candidate(id, tags, || Shape::Point(lat, lon)));
+}
+
 /// Pass 1 over one block.
 fn scan_block(block: &PrimitiveBlock, cities: &CityDirectory) -> BlobScan {
     let mut s = BlobScan::default();
     let mut tags: Vec<(&str, &str)> = Vec::new();
     for group in block.groups() {
         for n in group.dense_nodes() {
-            (s.kinds, s.elements[0]) = (s.kinds | NODES, s.elements[0] + 1);
-            tags.clear();
-            tags.extend(n.tags());
-            let id = OsmId {
-                kind: Kind::Node,
-                id: n.id(),
-            };
-            s.pois
-                .extend(candidate(id, &tags, || Shape::Point(n.lat(), n.lon())));
+            scan_node(&mut s, &mut tags, n.id(), n.tags(), (n.lat(), n.lon()));
         }
         for n in group.nodes() {
-            (s.kinds, s.elements[0]) = (s.kinds | NODES, s.elements[0] + 1);
-            tags.clear();
-            tags.extend(n.tags());
-            let id = OsmId {
-                kind: Kind::Node,
-                id: n.id(),
-            };
-            s.pois
-                .extend(candidate(id, &tags, || Shape::Point(n.lat(), n.lon())));
+            scan_node(&mut s, &mut tags, n.id(), n.tags(), (n.lat(), n.lon()));
         }
         for w in group.ways() {
             (s.kinds, s.elements[1]) = (s.kinds | WAYS, s.elements[1] + 1);
