@@ -63,6 +63,39 @@ pub fn weighted_index<R: Rng>(rng: &mut R, weights: &[f64]) -> Option<usize> {
     weights.iter().rposition(|w| *w > 0.0)
 }
 
+/// Over a POI store whose destinations cannot make a class (one city: no hard trips), that
+/// class's quota goes to the nearest class that can, with a warning: the store decides what
+/// trips exist. Without a store an infeasible quota stays an error (a config mistake).
+fn shift_infeasible_quotas(quotas: &mut [usize; 3], cells: &[Cell]) {
+    let feasible = |k: Class| {
+        let w: f64 = cells
+            .iter()
+            .filter(|c| c.class == k)
+            .map(|c| c.weight)
+            .sum();
+        w.is_finite() && w > 0.0
+    };
+    // nearest first: easy -> medium -> hard, hard -> medium -> easy, medium -> hard -> easy
+    const NEAREST: [[usize; 2]; 3] = [[1, 2], [2, 0], [1, 0]];
+    for k in Class::ALL {
+        let i = k.index();
+        if quotas[i] == 0 || feasible(k) {
+            continue;
+        }
+        let Some(&to) = NEAREST[i].iter().find(|&&j| feasible(Class::ALL[j])) else {
+            return; // nothing feasible: the check below says so
+        };
+        eprintln!(
+            "note: the store's destinations allow no {} trip; its {} tasks are {} instead",
+            k.as_str(),
+            quotas[i],
+            Class::ALL[to].as_str()
+        );
+        quotas[to] += quotas[i];
+        quotas[i] = 0;
+    }
+}
+
 /// The prepared sampler: fitted cells, clusters by size and eligible profiles per slot.
 pub struct Sampler<'a> {
     cfg: &'a Config,
@@ -180,7 +213,10 @@ impl<'a> Sampler<'a> {
             }
         }
         fit(&mut cells, cfg, res);
-        let quotas = s.quotas_for(n);
+        let mut quotas = s.quotas_for(n);
+        if res.store.is_some() {
+            shift_infeasible_quotas(&mut quotas, &cells);
+        }
         for k in Class::ALL {
             let w: f64 = cells
                 .iter()

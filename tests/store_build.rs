@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Cities with at least 20 attractions and 5 restaurants in the snapshot (first 4 by name).
-fn chosen(res: &gtb::resources::Resources) -> Vec<usize> {
+fn chosen(res: &gtb::resources::Resources, most: usize) -> Vec<usize> {
     let mut out: Vec<usize> = (0..res.cities.len())
         .filter(|&c| {
             res.attractions[c].len() >= 40
@@ -24,18 +24,26 @@ fn chosen(res: &gtb::resources::Resources) -> Vec<usize> {
         })
         .collect();
     out.sort_by_key(|&c| res.cities[c].name.clone());
-    out.truncate(4);
-    assert!(out.len() >= 2, "the snapshot has too few large cities");
+    out.truncate(most);
+    assert!(
+        out.len() >= most.min(2),
+        "the snapshot has too few large cities"
+    );
     out
 }
 
 /// A store of the chosen cities: every other attraction (by popularity order), their
 /// restaurants, their hotel bands as priced hotels. Returns the attraction names per city.
 fn write_store(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    write_store_of(dir, 4)
+}
+
+/// [`write_store`] of at most `most` cities.
+fn write_store_of(dir: &Path, most: usize) -> BTreeMap<String, BTreeSet<String>> {
     let res = gtb::ops::load_resources(&common::config_in(dir)).unwrap();
     let mut b = StoreBuilder::new(None);
     let mut names: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for c in chosen(&res) {
+    for c in chosen(&res, most) {
         let city = &res.cities[c].name;
         for (i, a) in res.attractions[c].iter().enumerate().step_by(2) {
             let mut r = PoiRow::new(city, PoiType::Attractions, &a.name, "test", format!("a{i}"))
@@ -211,4 +219,21 @@ fn issue11_a_store_that_covers_no_city_is_an_error_naming_the_setting() {
     });
     let e = gtb::ops::load_resources(&cfg).err().unwrap().to_string();
     assert!(e.contains("store.min_attractions"), "{e}");
+}
+
+#[test]
+fn issue11_a_one_city_store_builds_its_hard_quota_as_medium() {
+    // one destination has only one-city clusters: no hard trip exists under the release
+    // formula, so those tasks are medium ones, not an unsatisfiable-quota error
+    let dir = tempfile::tempdir().unwrap();
+    let names = write_store_of(dir.path(), 1);
+    assert_eq!(names.len(), 1);
+    let cfg = store_config(dir.path(), "a");
+    let s = common::build(&cfg, 2);
+    let tasks = read_tasks(&s.splits[0].path);
+    assert_eq!(tasks.len(), 60);
+    assert!(tasks.iter().all(|t| t.difficulty_type != "hard"));
+    assert!(tasks.iter().any(|t| t.difficulty_type == "medium"));
+    let (n, findings) = gtb::ops::validate_file(&cfg, &s.splits[0].path).unwrap();
+    assert_eq!((n, findings.len()), (60, 0), "{findings:?}");
 }

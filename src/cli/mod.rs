@@ -664,7 +664,11 @@ fn print_store(dir: &std::path::Path, s: &crate::store::StoreSummary) {
     }
     let kinds: Vec<String> = per_type.iter().map(|(t, n)| format!("{n} {t}")).collect();
     // kinds marked "(kept ...)" are POIs kept with a field left unknown, not lost rows
-    let (kept, lost): (Vec<_>, Vec<_>) = s.dropped.iter().partition(|(k, _)| k.contains("(kept"));
+    let (kept, lost): (Vec<_>, Vec<_>) = s
+        .dropped
+        .iter()
+        .filter(|(k, _)| *k != crate::store::write::OUTSIDE_CITIES)
+        .partition(|(k, _)| k.contains("(kept"));
     let list = |v: &[(&String, &u64)]| -> (u64, String) {
         let total = v.iter().map(|(_, n)| **n).sum();
         let why: Vec<String> = v.iter().map(|(k, n)| format!("{n} {k}")).collect();
@@ -688,6 +692,9 @@ fn print_store(dir: &std::path::Path, s: &crate::store::StoreSummary) {
             String::new()
         }
     );
+    if let Some(n) = s.dropped.get(crate::store::write::OUTSIDE_CITIES) {
+        println!("{n} rows of other cities skipped (--cities)");
+    }
     if n_lost + n_kept > 0 {
         println!(
             "each one, with its position: {}",

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// The manifest's `dropped` kind of rows skipped by `--cities` (not input errors).
+pub const OUTSIDE_CITIES: &str = "outside --cities";
+
 /// An input of the store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SourceInfo {
@@ -260,7 +263,7 @@ impl StoreBuilder {
             *dropped.entry(d.kind.clone()).or_default() += 1;
         }
         if self.outside > 0 {
-            dropped.insert("outside --cities".into(), self.outside);
+            dropped.insert(OUTSIDE_CITIES.into(), self.outside);
         }
         StoreSummary {
             format: FORMAT.to_string(),
