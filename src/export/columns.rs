@@ -61,7 +61,7 @@ pub const COLUMNS: &[ColumnSpec] = &[
     ColumnSpec {
         name: "task_id",
         values: Values::Str(|t| &t.task_id),
-        doc: "`task_XXXXXX`, unique in the split",
+        doc: "`task_` and six digits (`task_004329`), unique in the split",
     },
     ColumnSpec {
         name: "query",

@@ -33,16 +33,39 @@ pub struct OpeningHours {
     pub rules: Vec<Rule>,
 }
 
-fn mmdd(s: &str) -> Option<(u32, u32)> {
+/// `MM-DD` of a real day of a yearless calendar (02-29 allowed) as (month, day).
+pub fn month_day(s: &str) -> Option<(u32, u32)> {
+    const DAYS: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     let (m, d) = s.split_once('-')?;
-    let (m, d) = (m.parse().ok()?, d.parse().ok()?);
-    ((1..=12).contains(&m) && (1..=31).contains(&d) && m < 100 && s.len() == 5).then_some((m, d))
+    if s.len() != 5 || m.len() != 2 {
+        return None;
+    }
+    let (m, d): (u32, u32) = (m.parse().ok()?, d.parse().ok()?);
+    ((1..=12).contains(&m) && (1..=DAYS[m as usize - 1]).contains(&d)).then_some((m, d))
 }
 
-fn hhmm(s: &str) -> Option<u32> {
+/// Minutes after midnight of a clock time `H:MM` or `HH:MM`, 00:00 to 24:00 (the end of the
+/// day). One reader for every source: the raw grammar, the release's structure, ChinaTravel's
+/// and OpenStreetMap's hours.
+pub fn clock_minutes(s: &str) -> Option<u32> {
     let (h, m) = s.split_once(':')?;
+    let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
+    if !(1..=2).contains(&h.len()) || m.len() != 2 || !digits(h) || !digits(m) {
+        return None;
+    }
     let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (s.len() == 5 && h <= 24 && m < 60).then_some(h * 60 + m)
+    let t = h * 60 + m;
+    (m < 60 && t <= 24 * 60).then_some(t)
+}
+
+/// `HH:MM` of minutes after midnight.
+pub fn clock(t: u32) -> String {
+    format!("{:02}:{:02}", t / 60, t % 60)
+}
+
+/// `HH:MM` exactly (the raw grammar and the release's structure write two-digit hours).
+fn hhmm(s: &str) -> Option<u32> {
+    (s.len() == 5).then(|| clock_minutes(s)).flatten()
 }
 
 /// Parse the raw grammar. `Ok(None)` is `unknown`.
@@ -86,7 +109,7 @@ pub fn parse(raw: &str) -> Result<Option<OpeningHours>, String> {
                 };
                 weekdays = Some(days);
             } else if let Some((a, b)) = t.split_once('~') {
-                if mmdd(a).is_none() || mmdd(b).is_none() {
+                if month_day(a).is_none() || month_day(b).is_none() {
                     return Err(format!("bad date range {t:?} (want MM-DD~MM-DD)"));
                 }
                 date_range = Some(DateRange {
@@ -136,8 +159,8 @@ impl OpeningHours {
         for r in &self.rules {
             if let Some(dr) = &r.date_range {
                 let (s, e) = (
-                    mmdd(&dr.start).unwrap_or((1, 1)),
-                    mmdd(&dr.end).unwrap_or((12, 31)),
+                    month_day(&dr.start).unwrap_or((1, 1)),
+                    month_day(&dr.end).unwrap_or((12, 31)),
                 );
                 let x = (month, day);
                 let inside = if s <= e {
@@ -194,6 +217,21 @@ impl OpeningHours {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_times_and_calendar_days() {
+        assert_eq!(clock_minutes("9:00"), Some(540));
+        assert_eq!(clock_minutes("09:05"), Some(545));
+        assert_eq!(clock_minutes("24:00"), Some(1440));
+        for bad in ["24:01", "9:5", "25:00", "09:60", "0900", "+9:00", ""] {
+            assert_eq!(clock_minutes(bad), None, "{bad}");
+        }
+        assert_eq!(clock(545), "09:05");
+        assert_eq!(month_day("02-29"), Some((2, 29)));
+        for bad in ["02-30", "04-31", "13-01", "1-01", "00-10"] {
+            assert_eq!(month_day(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn grammar() {

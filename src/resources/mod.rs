@@ -434,10 +434,9 @@ pub fn load_with_store(
         return Ok(res);
     };
     let st = crate::store::Store::open(dir)?;
-    let manifest = std::fs::read(dir.join(crate::store::MANIFEST_FILE))?;
     res.input_digests.push((
         rel(&dir.join(crate::store::MANIFEST_FILE)),
-        digest::digest_bytes(&manifest),
+        st.digest.clone(),
     ));
     let json = serde_json::to_vec(settings).expect("settings serialise");
     res.input_digests

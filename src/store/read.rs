@@ -14,6 +14,8 @@ pub struct Store {
     pub manifest: StoreSummary,
     /// sorted by (city, type, name), one row per name
     pub rows: Vec<PoiRow>,
+    /// blake3 of `manifest.json` (which pins the table's sha256): the store's fingerprint
+    pub digest: String,
 }
 
 impl Store {
@@ -38,7 +40,9 @@ impl Store {
             );
         }
         let pois = dir.join(&manifest.pois.file);
-        let sha = digest::sha256_file(&pois)?;
+        // read once: hashed, then parsed from memory
+        let bytes = std::fs::read(&pois).with_context(|| format!("reading {}", pois.display()))?;
+        let sha = digest::sha256_bytes(&bytes);
         if sha != manifest.pois.sha256 {
             bail!(
                 "{}: sha256 {sha} differs from the manifest's {} (the store was changed after import; re-run gtb import)",
@@ -46,18 +50,18 @@ impl Store {
                 manifest.pois.sha256
             );
         }
-        let rows = read_rows(&pois)?;
+        let rows = read_rows(&pois, bytes)?;
         Ok(Store {
             dir: dir.to_path_buf(),
             manifest,
             rows,
+            digest: digest::digest_bytes(text.as_bytes()),
         })
     }
 }
 
-fn read_rows(path: &Path) -> Result<Vec<PoiRow>> {
-    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let df = ParquetReader::new(file)
+fn read_rows(path: &Path, bytes: Vec<u8>) -> Result<Vec<PoiRow>> {
+    let df = ParquetReader::new(std::io::Cursor::new(bytes))
         .finish()
         .map_err(|e| anyhow::anyhow!("{}: not a readable Parquet file: {e}", path.display()))?;
     let col = |name: &str| -> Result<&Column> {

@@ -5,7 +5,7 @@
 
 use super::ImportContext;
 use crate::resources::City;
-use crate::resources::hours::{OpeningHours, Rule, TimeWindow};
+use crate::resources::hours::{OpeningHours, Rule, TimeWindow, clock, clock_minutes};
 use crate::store::{
     Coords, PoiRow, PoiType, PopularitySource, StoreBuilder, bd09_to_wgs84, gcj02_to_wgs84,
 };
@@ -385,18 +385,6 @@ fn position(
     (Some(wla), Some(wlo), Some(datum))
 }
 
-/// Minutes after midnight of `H:MM` or `HH:MM` (24:00 allowed).
-fn minutes(s: &str) -> Option<u32> {
-    let (h, m) = s.split_once(':')?;
-    let (h, m): (u32, u32) = (h.trim().parse().ok()?, m.trim().parse().ok()?);
-    let two_digit_minutes = s.split_once(':').is_some_and(|(_, m)| m.trim().len() == 2);
-    (two_digit_minutes && m < 60 && (h < 24 || (h == 24 && m == 0))).then_some(h * 60 + m)
-}
-
-fn hhmm(m: u32) -> String {
-    format!("{:02}:{:02}", m / 60, m % 60)
-}
-
 /// The same hours every day, as the release rule structure. 00:00-24:00 (or an equal open
 /// and close) is open around the clock; a close earlier than the open is after midnight,
 /// given as two windows of the day (00:00-close and open-24:00).
@@ -404,8 +392,9 @@ pub(crate) fn daily_hours(open: &str, close: &str) -> Result<Option<OpeningHours
     if open.is_empty() && close.is_empty() {
         return Ok(None);
     }
-    let o = minutes(open).ok_or_else(|| format!("{open:?} is not a time (HH:MM)"))?;
-    let c = minutes(close).ok_or_else(|| format!("{close:?} is not a time (HH:MM)"))?;
+    let o = clock_minutes(open.trim()).ok_or_else(|| format!("{open:?} is not a time (HH:MM)"))?;
+    let c =
+        clock_minutes(close.trim()).ok_or_else(|| format!("{close:?} is not a time (HH:MM)"))?;
     let all_day = o == c || (o == 0 && c >= 24 * 60 - 1);
     if all_day {
         return Ok(Some(OpeningHours {
@@ -414,8 +403,8 @@ pub(crate) fn daily_hours(open: &str, close: &str) -> Result<Option<OpeningHours
         }));
     }
     let window = |a: u32, b: u32| TimeWindow {
-        open: hhmm(a),
-        close: hhmm(b),
+        open: clock(a),
+        close: clock(b),
     };
     let time_windows = if c > o {
         vec![window(o, c)]

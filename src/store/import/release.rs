@@ -12,7 +12,7 @@
 //! [`fixture`] writes synthetic release-format files of any size (`gtb-bench fixture-release`).
 
 use super::ImportContext;
-use crate::resources::hours::{DateRange, OpeningHours, Rule, TimeWindow};
+use crate::resources::hours::{self, DateRange, OpeningHours, Rule, TimeWindow};
 use crate::store::{Coords, PoiRow, PoiType, PopularitySource, StoreBuilder, gcj02_to_wgs84};
 use anyhow::{Context, Result, anyhow};
 use indicatif::ProgressBar;
@@ -561,39 +561,19 @@ fn rule(v: &Value) -> Result<Rule, String> {
     })
 }
 
-/// `MM-DD` of a real day (02-29 allowed: ranges are yearless).
+/// `MM-DD` of a real day (`hours::month_day`: ranges are yearless, 02-29 allowed).
 fn month_day(v: Option<&Value>) -> Result<String, String> {
-    const DAYS: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     let s = v.and_then(Value::as_str).ok_or("missing or not a string")?;
-    let ok = s.len() == 5
-        && s.as_bytes()[2] == b'-'
-        && s.split_once('-')
-            .is_some_and(|(m, d)| match (m.parse::<usize>(), d.parse::<u32>()) {
-                (Ok(m), Ok(d)) => (1..=12).contains(&m) && (1..=DAYS[m - 1]).contains(&d),
-                _ => false,
-            });
-    if ok {
-        Ok(s.to_string())
-    } else {
-        Err(format!("{s:?} is not a MM-DD date"))
+    match hours::month_day(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(format!("{s:?} is not a MM-DD date")),
     }
 }
 
 /// `HH:MM` as minutes: 00:00..23:59, and 24:00 when `close`.
 fn minutes(s: &str, close: bool) -> Option<u32> {
-    let b = s.as_bytes();
-    if b.len() != 5
-        || b[2] != b':'
-        || !b
-            .iter()
-            .enumerate()
-            .all(|(i, c)| i == 2 || c.is_ascii_digit())
-    {
-        return None;
-    }
-    let (h, m) = (s[..2].parse::<u32>().ok()?, s[3..].parse::<u32>().ok()?);
-    let t = h * 60 + m;
-    (m < 60 && (h < 24 || (close && t == 24 * 60))).then_some(t)
+    let t = hours::clock_minutes(s).filter(|_| s.len() == 5)?;
+    (t < 24 * 60 || close).then_some(t)
 }
 
 fn window(v: &Value) -> Result<TimeWindow, String> {

@@ -425,9 +425,10 @@ fn read_hours(text: &str) -> Result<Option<OpeningHours>, String> {
         return Ok(None);
     }
     if text.starts_with('{') {
-        return serde_json::from_str(text)
-            .map(Some)
-            .map_err(|e| format!("not the release's opening_hours structure: {e}"));
+        // checked as the release adapter checks it (times, dates, weekdays)
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("not the release's opening_hours structure: {e}"))?;
+        return super::release::opening_hours(&v);
     }
     hours::parse(text)
 }
@@ -529,6 +530,9 @@ mod tests {
         assert_eq!(read_hours("null").unwrap(), None);
         assert!(read_hours("{\"rules\": 3}").is_err());
         assert!(read_hours("8-17").is_err());
+        // the structure is checked, not only parsed: a 25 o'clock window is no opening time
+        let late = r#"{"always_open":false,"rules":[{"time_windows":[{"open":"08:30","close":"25:00"}]}]}"#;
+        assert!(read_hours(late).is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Within one date range every open weekday must share the same windows (the release gives a
 //! rule one list of windows); anything else is untranslatable: `Err` with the reason.
 
-use crate::resources::hours::{DateRange, OpeningHours, Rule, TimeWindow};
+use crate::resources::hours::{DateRange, OpeningHours, Rule, TimeWindow, clock, clock_minutes};
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -184,19 +184,9 @@ fn weekdays(tok: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// `9:00`, `09:00`, `24:00` -> minutes.
+/// `9:00`, `09:00`, `24:00` -> minutes (`hours::clock_minutes`).
 fn time(s: &str) -> Result<u32, String> {
-    let bad = || format!("{s:?}: not a time");
-    let (h, m) = s.split_once(':').ok_or_else(bad)?;
-    if h.is_empty() || h.len() > 2 || m.len() != 2 {
-        return Err(bad());
-    }
-    let (h, m): (u32, u32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
-    let t = h * 60 + m;
-    if m >= 60 || t > 24 * 60 {
-        return Err(bad());
-    }
-    Ok(t)
+    clock_minutes(s).ok_or_else(|| format!("{s:?}: not a time"))
 }
 
 fn check_disjoint(groups: &[(Option<(u32, u32)>, Week)]) -> Result<(), String> {
@@ -216,10 +206,6 @@ fn check_disjoint(groups: &[(Option<(u32, u32)>, Week)]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn hhmm(t: u32) -> String {
-    format!("{:02}:{:02}", t / 60, t % 60)
 }
 
 fn mmdd(x: u32) -> String {
@@ -254,8 +240,8 @@ fn to_rule(range: Option<(u32, u32)>, week: &Week) -> Result<Option<Rule>, Strin
         time_windows: windows
             .iter()
             .map(|&(o, c)| TimeWindow {
-                open: hhmm(o),
-                close: hhmm(c),
+                open: clock(o),
+                close: clock(c),
             })
             .collect(),
     }))
