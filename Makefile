@@ -19,12 +19,16 @@ dataset: build
 build:
 	cargo build --release
 
+# every crate's unit tests and the one integration-test binary (tests/it), then the engine test
+# that needs Python `datasets` (prepared outside the clone; "skipped: <why>" when it cannot be)
 test:
-	cargo test --release
+	cargo test --release --workspace
+	scripts/engine-test.sh python-datasets export_datasets::
 
-# build first: the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench
-bench: build
-	cargo run --release --bin gtb-bench
+# the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench
+bench:
+	cargo build --release --workspace --bins
+	cargo run --release -p gtb-bench
 
 # `gtb` on PATH (~/.cargo/bin), with the default data embedded: it builds in any folder
 install:

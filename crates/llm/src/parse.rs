@@ -1,0 +1,718 @@
+//! Replies -> typed preference tables. Every value is checked against the task's grounding
+//! (candidate names, categories, food values, closed vocabularies); copy strategies take their
+//! inherited fields from the reference member; opening lines are screened. Problems come back
+//! as short Chinese sentences for the correction turn.
+
+use super::prompt::{CityCandidates, TaskPrompt};
+use gtb_core::task::{
+    AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
+    Intensity, Message, Preference,
+};
+use gtb_resources::names::normalize;
+use gtb_resources::{Strategy, vocab};
+use serde_json::Value;
+
+/// What a reply yields when its tables are sound: the tables (generation order) and the opening
+/// lines, or the problems of the lines alone (then a template may stand in).
+pub struct Parsed {
+    pub tables: Vec<(String, Preference)>,
+    pub messages: Result<Vec<Message>, Vec<String>>,
+}
+
+/// Candidate `{…}` spans tried in prose (a reply with more braces than that is not JSON).
+const MAX_SPANS: usize = 64;
+
+/// Pull the JSON object out of a reply: bare, fenced (```json), after a `<think>` block, or the
+/// first balanced `{...}` span of the prose that parses as an object (prose may hold braces of
+/// its own before the JSON). The error says why, for the correction turn.
+pub fn extract_json(text: &str) -> Result<Value, String> {
+    let mut t = text.trim();
+    if let Some(end) = t.rfind("</think>") {
+        t = t[end + "</think>".len()..].trim();
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        return Ok(v);
+    }
+    // fenced blocks
+    let mut rest = t;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(0);
+        let body = &after[body_start..];
+        let Some(end) = body.find("```") else { break };
+        if let Ok(v) = serde_json::from_str::<Value>(body[..end].trim()) {
+            return Ok(v);
+        }
+        rest = &body[end + 3..];
+    }
+    // balanced spans, from each opening brace in turn
+    let mut first_failure: Option<(String, String)> = None;
+    let mut spans = 0;
+    for (start, _) in t.match_indices('{') {
+        let Some(end) = balanced_end(t.as_bytes(), start) else {
+            // an object that never closes: the reply was cut off
+            return Err("回复中的 JSON 不完整（可能被截断），请输出更紧凑的完整 JSON".into());
+        };
+        match serde_json::from_str::<Value>(&t[start..=end]) {
+            Ok(v @ Value::Object(_)) => return Ok(v),
+            Ok(_) => {}
+            Err(e) => {
+                if first_failure.is_none() {
+                    let shown: String = t[start..=end].chars().take(40).collect();
+                    let msg = e.to_string();
+                    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+                    first_failure = Some((shown, msg));
+                }
+            }
+        }
+        spans += 1;
+        if spans >= MAX_SPANS {
+            break;
+        }
+    }
+    match first_failure {
+        Some((shown, msg)) => Err(format!(
+            "回复中找不到可解析的 JSON 对象：花括号内的「{shown}」不是 JSON（{msg}）。只输出一个 JSON 对象，JSON 前后不要有含花括号的文字"
+        )),
+        None => Err("回复中没有 JSON 对象".into()),
+    }
+}
+
+/// The index of the brace closing the one at `start` (strings and escapes respected).
+fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+struct Ctx<'a> {
+    p: &'a TaskPrompt,
+    problems: Vec<String>,
+}
+
+impl Ctx<'_> {
+    fn bad(&mut self, s: String) {
+        if !self.problems.contains(&s) {
+            self.problems.push(s);
+        }
+    }
+    fn obj<'v>(
+        &mut self,
+        v: Option<&'v Value>,
+        path: &str,
+    ) -> Option<&'v serde_json::Map<String, Value>> {
+        match v {
+            Some(Value::Object(m)) => Some(m),
+            Some(_) => {
+                self.bad(format!("{path} 应为对象"));
+                None
+            }
+            None => {
+                self.bad(format!("缺少 {path}"));
+                None
+            }
+        }
+    }
+    /// A list of strings, each mapped through `check` (None = not allowed), deduplicated and cut
+    /// to `max` items; fewer than `min` is a problem.
+    fn list(
+        &mut self,
+        v: Option<&Value>,
+        path: &str,
+        min: usize,
+        max: usize,
+        mut check: impl FnMut(&str) -> Result<String, String>,
+    ) -> Vec<String> {
+        let items: Vec<&Value> = match v {
+            Some(Value::Array(a)) => a.iter().collect(),
+            // a lone string where a list belongs counts as a one-item list
+            Some(x @ Value::String(s)) if !s.trim().is_empty() => vec![x],
+            Some(Value::Null) | Some(Value::String(_)) | None => {
+                if min > 0 {
+                    self.bad(format!("缺少 {path}（至少 {min} 项）"));
+                }
+                return Vec::new();
+            }
+            Some(_) => {
+                self.bad(format!("{path} 应为字符串列表"));
+                return Vec::new();
+            }
+        };
+        let mut out: Vec<String> = Vec::new();
+        for it in items {
+            let Some(s) = it.as_str() else {
+                self.bad(format!("{path} 的元素应为字符串，得到 {it}"));
+                continue;
+            };
+            match check(s.trim()) {
+                Ok(x) => {
+                    if !out.contains(&x) {
+                        out.push(x);
+                    }
+                }
+                Err(e) => self.bad(format!("{path}：{e}")),
+            }
+        }
+        out.truncate(max);
+        if out.len() < min {
+            self.bad(format!("{path} 至少要有 {min} 项"));
+        }
+        out
+    }
+    fn int(&mut self, v: Option<&Value>, path: &str) -> Option<i64> {
+        match v {
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+                .or_else(|| {
+                    self.bad(format!("{path} 应为整数，得到 {n}"));
+                    None
+                }),
+            Some(Value::String(s)) if s.trim().parse::<i64>().is_ok() => s.trim().parse().ok(),
+            Some(other) => {
+                self.bad(format!("{path} 应为整数，得到 {other}"));
+                None
+            }
+            None => {
+                self.bad(format!("缺少 {path}"));
+                None
+            }
+        }
+    }
+
+    fn globals(&mut self, v: Option<&Value>, user: &str) -> GlobalConstraints {
+        let path = format!("{user}.global_constraints");
+        let Some(g) = self.obj(v, &path) else {
+            return GlobalConstraints::default();
+        };
+        let mode = |s: &str| {
+            if vocab::is_transport_mode(s) {
+                Ok(s.to_string())
+            } else {
+                Err(format!("「{s}」不是 飞机/高铁/火车/自驾 之一"))
+            }
+        };
+        let hotel = |s: &str| {
+            if vocab::is_hotel_category(s) {
+                Ok(s.to_string())
+            } else {
+                Err(format!("「{s}」不是 13 个酒店类别之一"))
+            }
+        };
+        let budget = self.int(g.get("avg_budget"), &format!("{path}.avg_budget"));
+        let avg_budget = match budget {
+            Some(b) if (100..=1_000_000).contains(&b) => {
+                if (b as u32) < self.p.min_budget {
+                    self.bad(format!(
+                        "{path}.avg_budget = {b} 低于 min_budget {}",
+                        self.p.min_budget
+                    ));
+                }
+                b as u32
+            }
+            Some(b) => {
+                self.bad(format!("{path}.avg_budget = {b} 不合理"));
+                0
+            }
+            None => 0,
+        };
+        let tp = format!("{path}.transport");
+        let tr = self
+            .obj(g.get("transport"), &tp)
+            .cloned()
+            .unwrap_or_default();
+        let transport = Buckets {
+            must: self.list(tr.get("must"), &format!("{tp}.must"), 0, 2, mode),
+            prefer: self.list(tr.get("prefer"), &format!("{tp}.prefer"), 0, 2, mode),
+            avoid: self.list(tr.get("avoid"), &format!("{tp}.avoid"), 0, 1, mode),
+            reject: self.list(tr.get("reject"), &format!("{tp}.reject"), 0, 1, mode),
+        };
+        let ip = format!("{path}.intensity");
+        let it = self
+            .obj(g.get("intensity"), &ip)
+            .cloned()
+            .unwrap_or_default();
+        let poi = self
+            .int(it.get("max_poi_per_day"), &format!("{ip}.max_poi_per_day"))
+            .unwrap_or(3);
+        let hours = self
+            .int(
+                it.get("max_active_hours"),
+                &format!("{ip}.max_active_hours"),
+            )
+            .unwrap_or(8);
+        if !(2..=4).contains(&poi) {
+            self.bad(format!("{ip}.max_poi_per_day = {poi}，应为 2、3 或 4"));
+        }
+        if !(6..=10).contains(&hours) {
+            self.bad(format!("{ip}.max_active_hours = {hours}，应为 6 到 10"));
+        }
+        let hp = format!("{path}.hotel_preference");
+        let h = self
+            .obj(g.get("hotel_preference"), &hp)
+            .cloned()
+            .unwrap_or_default();
+        let hotel_preference = HotelPreference {
+            prefer: self.list(h.get("prefer"), &format!("{hp}.prefer"), 1, 3, hotel),
+            avoid: self.list(h.get("avoid"), &format!("{hp}.avoid"), 0, 1, hotel),
+        };
+        GlobalConstraints {
+            avg_budget,
+            transport,
+            intensity: Intensity {
+                max_poi_per_day: poi.clamp(0, 100) as u32,
+                max_active_hours: hours.clamp(0, 100) as u32,
+            },
+            hotel_preference,
+        }
+    }
+
+    /// One city of one member; `weak` = the member writes the weak fields itself.
+    fn city(&mut self, v: Option<&Value>, user: &str, c: &CityCandidates, weak: bool) -> CityPref {
+        let path = format!("{user}.{}", c.name);
+        let Some(m) = self.obj(v, &path) else {
+            return CityPref::default();
+        };
+        let a = self
+            .obj(m.get("attractions"), &format!("{path}.attractions"))
+            .cloned()
+            .unwrap_or_default();
+        let f = self
+            .obj(m.get("food"), &format!("{path}.food"))
+            .cloned()
+            .unwrap_or_default();
+        let poi = |must: bool| {
+            move |s: &str| -> Result<String, String> {
+                match c.attraction(s) {
+                    Some((k, true)) => Ok(k),
+                    Some((k, false)) if !must => Ok(k),
+                    Some((k, false)) => Err(format!("「{k}」在出行期间不开放，不能作为必去景点")),
+                    None => Err(format!(
+                        "「{s}」不在{}的候选景点中，请逐字照抄候选 name",
+                        c.name
+                    )),
+                }
+            }
+        };
+        let cat = |s: &str| {
+            if vocab::is_attraction_category(s)
+                && !vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&s)
+            {
+                Ok(s.to_string())
+            } else {
+                Err(format!("「{s}」不是可用的景点类别"))
+            }
+        };
+        let food = |s: &str| -> Result<String, String> {
+            gtb_validate::food::canonical(&c.foods, s).ok_or_else(|| {
+                format!(
+                    "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
+                    c.name
+                )
+            })
+        };
+        let must_visit = self.list(
+            a.get("must_visit"),
+            &format!("{path}.attractions.must_visit"),
+            1,
+            2,
+            poi(true),
+        );
+        let reject_visit = self.list(
+            a.get("reject_visit"),
+            &format!("{path}.attractions.reject_visit"),
+            0,
+            1,
+            poi(false),
+        );
+        let category_pref = if weak {
+            let cp = self
+                .obj(
+                    a.get("category_pref"),
+                    &format!("{path}.attractions.category_pref"),
+                )
+                .cloned()
+                .unwrap_or_default();
+            CategoryPref {
+                positive: self.list(
+                    cp.get("positive"),
+                    &format!("{path}.category_pref.positive"),
+                    0,
+                    2,
+                    cat,
+                ),
+                negative: self.list(
+                    cp.get("negative"),
+                    &format!("{path}.category_pref.negative"),
+                    0,
+                    1,
+                    cat,
+                ),
+            }
+        } else {
+            CategoryPref::default()
+        };
+        let must_eat = self.list(
+            f.get("must_eat"),
+            &format!("{path}.food.must_eat"),
+            0,
+            2,
+            food,
+        );
+        let (prefer_eat, avoid_eat) = if weak {
+            (
+                self.list(
+                    f.get("prefer_eat"),
+                    &format!("{path}.food.prefer_eat"),
+                    0,
+                    2,
+                    food,
+                ),
+                self.list(
+                    f.get("avoid_eat"),
+                    &format!("{path}.food.avoid_eat"),
+                    0,
+                    1,
+                    food,
+                ),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let reject_eat = self.list(
+            f.get("reject_eat"),
+            &format!("{path}.food.reject_eat"),
+            0,
+            1,
+            food,
+        );
+        CityPref {
+            attractions: AttractionPref {
+                must_visit,
+                reject_visit,
+                category_pref,
+            },
+            food: FoodPref {
+                must_eat,
+                prefer_eat,
+                avoid_eat,
+                reject_eat,
+            },
+        }
+    }
+}
+
+/// Find the per-user maps of a reply, tolerating the usual wrappers.
+fn sections(v: &Value) -> (Option<&Value>, Option<&Value>) {
+    let root = match v {
+        Value::Object(m) if m.len() == 1 && !m.contains_key("preferences") => {
+            m.values().next().filter(|x| x.is_object()).unwrap_or(v)
+        }
+        _ => v,
+    };
+    let prefs = root
+        .get("preferences")
+        .or_else(|| root.get("user_preferences"));
+    let msgs = root
+        .get("initial_messages")
+        .or_else(|| root.get("messages"));
+    (prefs, msgs)
+}
+
+/// Text that must never be in an opening line: field names, markup, links, role markers and
+/// instructions aimed at a model.
+const FORBIDDEN: [&str; 24] = [
+    "must_visit",
+    "reject_visit",
+    "avg_budget",
+    "global_constraints",
+    "city_specific",
+    "category_pref",
+    "prefer_eat",
+    "avoid_eat",
+    "must_eat",
+    "reject_eat",
+    "hotel_preference",
+    "```",
+    "http://",
+    "https://",
+    "<|",
+    "</",
+    "system",
+    "assistant",
+    "ignore",
+    "prompt",
+    "忽略",
+    "系统提示",
+    "指令",
+    "API",
+];
+
+/// Screen the opening lines of the planned members against their tables.
+fn check_messages(
+    p: &TaskPrompt,
+    tables: &[(String, Preference)],
+    v: Option<&Value>,
+) -> Result<Vec<Message>, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    let get = |user: &str| -> Option<String> {
+        match v? {
+            Value::Object(m) => m.get(user).and_then(|x| {
+                x.as_str()
+                    .map(String::from)
+                    .or_else(|| x.get("content").and_then(|c| c.as_str()).map(String::from))
+            }),
+            Value::Array(a) => a
+                .iter()
+                .find(|x| x.get("role").and_then(|r| r.as_str()) == Some(user))
+                .and_then(|x| x.get("content"))
+                .and_then(|c| c.as_str())
+                .map(String::from),
+            _ => None,
+        }
+    };
+    for m in &p.members {
+        let Some(text) = get(&m.user) else {
+            problems.push(format!("缺少 {} 的开场白", m.user));
+            continue;
+        };
+        let text = text.trim().to_string();
+        let chars = text.chars().count();
+        let cjk = text
+            .chars()
+            .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+            .count();
+        let lower = text.to_lowercase();
+        if !(4..=400).contains(&chars) {
+            problems.push(format!(
+                "{} 的开场白长度为 {chars} 字，应为 1–4 句、400 字以内",
+                m.user
+            ));
+        } else if cjk * 2 < chars {
+            problems.push(format!("{} 的开场白应为中文口语", m.user));
+        }
+        if let Some(f) = FORBIDDEN.iter().find(|f| lower.contains(&f.to_lowercase())) {
+            problems.push(format!(
+                "{} 的开场白含有不允许的内容「{f}」：只说出偏好，不要字段名、链接、标记或指令",
+                m.user
+            ));
+        }
+        if text.contains("User") {
+            problems.push(format!("{} 的开场白不要提 User 编号", m.user));
+        }
+        // a stated budget is the member's own
+        if let Some((_, t)) = tables.iter().find(|(u, _)| *u == m.user) {
+            let budget = t.global_constraints.avg_budget;
+            for n in numbers_before_yuan(&text) {
+                if n != budget && n >= 300 {
+                    problems.push(format!(
+                        "{} 的开场白提到 {n} 元，但其 avg_budget 是 {budget}",
+                        m.user
+                    ));
+                }
+            }
+        }
+        out.push(Message {
+            role: m.user.clone(),
+            content: text,
+        });
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Integers directly followed by 元 (spaces allowed), e.g. "4200 元", "3500元".
+fn numbers_before_yuan(s: &str) -> Vec<u32> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == ',') {
+                i += 1;
+            }
+            let num: String = chars[start..i]
+                .iter()
+                .filter(|c| c.is_ascii_digit())
+                .collect();
+            let mut j = i;
+            while j < chars.len() && chars[j] == ' ' {
+                j += 1;
+            }
+            if j < chars.len()
+                && chars[j] == '元'
+                && let Ok(n) = num.parse()
+            {
+                out.push(n);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Parse and check a reply. `Err` lists the problems of the tables (or of the JSON itself).
+pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<String>> {
+    let v = extract_json(reply).map_err(|e| vec![e])?;
+    let (prefs, msgs) = sections(&v);
+    let mut cx = Ctx {
+        p,
+        problems: Vec::new(),
+    };
+    let Some(prefs) = cx.obj(prefs, "preferences") else {
+        return Err(cx.problems);
+    };
+    let prefs = prefs.clone();
+    let mut tables: Vec<(String, Preference)> = Vec::new();
+    for m in &p.members {
+        let Some(mv) = prefs.get(&m.user) else {
+            cx.bad(format!("preferences 缺少成员 {}", m.user));
+            continue;
+        };
+        let reference = m
+            .reference
+            .as_ref()
+            .and_then(|r| tables.iter().find(|(u, _)| u == r).map(|(_, t)| t.clone()));
+        let global = match (m.strategy, &reference) {
+            (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
+            _ => cx.globals(mv.get("global_constraints"), &m.user),
+        };
+        let csp_path = format!("{}.city_specific_preferences", m.user);
+        let csp = cx
+            .obj(mv.get("city_specific_preferences"), &csp_path)
+            .cloned()
+            .unwrap_or_default();
+        let mut cities = gtb_core::task::Keyed::default();
+        for (ci, c) in p.cities.iter().enumerate() {
+            let raw = csp.get(&c.name).or_else(|| {
+                csp.iter()
+                    .find(|(k, _)| {
+                        normalize(k) == normalize(&c.name)
+                            || gtb_resources::short_city_name(&c.name) == k.as_str()
+                    })
+                    .map(|(_, v)| v)
+            });
+            let weak = !(m.strategy == Strategy::CopyMinor && reference.is_some());
+            let mut cp = if raw.is_none() {
+                cx.bad(format!("{csp_path} 缺少城市「{}」", c.name));
+                CityPref::default()
+            } else {
+                cx.city(raw, &m.user, c, weak)
+            };
+            if !weak {
+                let r = &reference
+                    .as_ref()
+                    .expect("reference")
+                    .city_specific_preferences[ci];
+                cp.attractions.category_pref = r.attractions.category_pref.clone();
+                cp.food.prefer_eat = r.food.prefer_eat.clone();
+                cp.food.avoid_eat = r.food.avoid_eat.clone();
+                // an own item that repeats an inherited weak one would make the validator cut the
+                // inherited field (the stronger tier wins): keep the inheritance exact instead
+                let inherited: Vec<String> = cp
+                    .food
+                    .prefer_eat
+                    .iter()
+                    .chain(&cp.food.avoid_eat)
+                    .cloned()
+                    .collect();
+                cp.food.must_eat.retain(|x| !inherited.contains(x));
+                cp.food.reject_eat.retain(|x| !inherited.contains(x));
+            }
+            cities.insert(c.name.clone(), cp);
+        }
+        for k in csp.keys() {
+            if !p.cities.iter().any(|c| {
+                c.name == *k
+                    || normalize(&c.name) == normalize(k)
+                    || gtb_resources::short_city_name(&c.name) == k.as_str()
+            }) {
+                cx.bad(format!("{csp_path} 含有行程之外的城市「{k}」"));
+            }
+        }
+        tables.push((
+            m.user.clone(),
+            Preference {
+                global_constraints: global,
+                city_specific_preferences: cities,
+            },
+        ));
+    }
+    if !cx.problems.is_empty() {
+        return Err(cx.problems);
+    }
+    let messages = check_messages(p, &tables, msgs);
+    Ok(Parsed { tables, messages })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_found_in_fences_think_blocks_and_prose() {
+        assert_eq!(extract_json("{\"a\": 1}").unwrap()["a"], 1);
+        assert_eq!(
+            extract_json("<think>嗯 {x}</think>\n{\"a\": 2}").unwrap()["a"],
+            2
+        );
+        assert_eq!(
+            extract_json("好的：\n```json\n{\"a\": 3}\n```\n").unwrap()["a"],
+            3
+        );
+        assert_eq!(
+            extract_json("结果如下 {\"a\": {\"b\": \"}\"}} 完毕").unwrap()["a"]["b"],
+            "}"
+        );
+        assert!(extract_json("{\"a\": [1, 2").unwrap_err().contains("截断"));
+        assert!(extract_json("没有").is_err());
+    }
+
+    #[test]
+    fn issue13_15_prose_with_braces_before_unfenced_json() {
+        let reply = "好的，我会按 {成员} 的顺序输出，格式为 {preferences, initial_messages}：\n{\"preferences\": {\"User1\": {}}, \"initial_messages\": {}}";
+        let v = extract_json(reply).unwrap();
+        assert!(v["preferences"]["User1"].is_object(), "{v}");
+        // nothing parses: the correction turn is told which braces and why
+        let e = extract_json("注意 {成员} 与 {键名}").unwrap_err();
+        assert!(
+            e.contains("{成员}") && e.contains("不是 JSON") && e.contains("花括号"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn budgets_in_lines_are_read() {
+        assert_eq!(
+            numbers_before_yuan("我这边人均不能超过 4200 元，每天3个景点，还有1,500元"),
+            vec![4200, 1500]
+        );
+    }
+}

@@ -1,0 +1,811 @@
+//! Prompts and grounding: the system message (from `prompts/`), the user message (one JSON
+//! object with everything the model may use), the per-task JSON schema (closed vocabularies as
+//! enums, list sizes as bounds) and the candidate sets the reply is checked against.
+
+use gtb_core::config::Conflicts;
+use gtb_core::rng::item_rng;
+use gtb_generate::TaskContext;
+use gtb_resources::{Attraction, CityId, FoodKind, Strategy, parents, vocab};
+use gtb_validate::names::CityNames;
+use indexmap::IndexMap;
+use rand::Rng;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Bump when the meaning of the prompts or of the context changes (the file digest is added).
+pub const PROMPTS_VERSION: &str = "prompts-v3";
+
+pub const SYSTEM: &str = include_str!("../../../prompts/system.md");
+pub const STRATEGY_INDEPENDENT: &str = include_str!("../../../prompts/strategy_independent.md");
+pub const STRATEGY_COPY_MODERATE: &str = include_str!("../../../prompts/strategy_copy_moderate.md");
+pub const STRATEGY_COPY_MINOR: &str = include_str!("../../../prompts/strategy_copy_minor.md");
+pub const OPENING_MESSAGES: &str = include_str!("../../../prompts/opening_messages.md");
+pub const CORRECTION: &str = include_str!("../../../prompts/correction.md");
+
+/// `prompts-v1+<digest of every prompt file>`: changes whenever a prompt does.
+pub fn prompts_version() -> String {
+    let mut h = blake3::Hasher::new();
+    for p in [
+        SYSTEM,
+        STRATEGY_INDEPENDENT,
+        STRATEGY_COPY_MODERATE,
+        STRATEGY_COPY_MINOR,
+        OPENING_MESSAGES,
+        CORRECTION,
+    ] {
+        h.update(p.as_bytes());
+        h.update(b"\0");
+    }
+    format!("{PROMPTS_VERSION}+{}", &h.finalize().to_hex()[..12])
+}
+
+/// One transport option of a leg as the model sees it: mode, fare, minutes, whether it is direct
+/// and, when not, how many changes and where.
+fn transport_option(o: &gtb_resources::TransportOption) -> Value {
+    let mut v = json!({"mode": o.mode, "fare": o.fare, "minutes": o.minutes, "direct": o.direct()});
+    if !o.direct() {
+        v["transfers"] = json!(o.transfers);
+        v["via"] = json!(o.via);
+    }
+    v
+}
+
+/// The correction turn after a rejected reply.
+pub fn correction(problems: &[String]) -> String {
+    let list: Vec<String> = problems
+        .iter()
+        .take(20)
+        .enumerate()
+        .map(|(i, p)| format!("{}. {p}", i + 1))
+        .collect();
+    let mut text = list.join("\n");
+    if problems.len() > 20 {
+        text.push_str(&format!("\n（另有 {} 个问题未列出）", problems.len() - 20));
+    }
+    CORRECTION.trim_end().replace("{problems}", &text)
+}
+
+/// One planned member as the prompt and the parser see it.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub user: String,
+    pub strategy: Strategy,
+    pub reference: Option<String>,
+}
+
+/// Grounding of one city: what a reply may name there.
+#[derive(Debug, Clone, Default)]
+pub struct CityCandidates {
+    pub name: String,
+    /// offered attraction names (open during the trip, most popular first)
+    pub offered: Vec<String>,
+    /// every attraction of the city: name -> open during the trip
+    pub inventory: HashMap<String, bool>,
+    /// attraction categories present in the city (excluded ones dropped)
+    pub categories: Vec<String>,
+    /// food values offered: categories of the city's entries and its local dishes
+    pub food: Vec<String>,
+    /// the city's food rows: what a reply's food values are checked against (`validate::food`)
+    pub foods: Vec<gtb_resources::Food>,
+    /// the city's attraction names and aliases, to resolve other spellings of a candidate
+    pub names: CityNames,
+}
+
+impl CityCandidates {
+    /// The inventory attraction a reply's name stands for, and whether it is open during the
+    /// trip: the name itself, or another spelling or name of it (the validator's resolver:
+    /// normalised form, alias table, official long form).
+    pub fn attraction(&self, name: &str) -> Option<(String, bool)> {
+        if let Some((k, open)) = self.inventory.get_key_value(name) {
+            return Some((k.clone(), *open));
+        }
+        let m = self.names.resolve(name)?;
+        let (k, _) = m.resolved()?;
+        self.inventory
+            .get_key_value(k)
+            .map(|(k, open)| (k.clone(), *open))
+    }
+}
+
+/// The grounding of one city for one set of open attractions, shared by every task that
+/// visits it then: candidates, their context JSON and their schema definitions, built once.
+pub struct CityData {
+    pub id: CityId,
+    pub cand: CityCandidates,
+    /// the city's entry of `city_candidates`
+    pub json: Box<RawValue>,
+    /// the city's `$defs` members (`"poi<id>":{…},…`), serialised
+    pub defs: String,
+}
+
+impl std::ops::Deref for CityData {
+    type Target = CityCandidates;
+    fn deref(&self) -> &CityCandidates {
+        &self.cand
+    }
+}
+
+/// Per-(city, open attractions) grounding, reused across tasks and batches.
+pub type Memo = Mutex<HashMap<(CityId, [u8; 16]), Arc<CityData>>>;
+
+/// Everything about one request that does not depend on the turn.
+pub struct TaskPrompt {
+    pub system: String,
+    pub user: String,
+    /// the JSON schema of the reply, as sent
+    pub schema_json: String,
+    pub members: Vec<Member>,
+    pub cities: Vec<Arc<CityData>>,
+    pub min_budget: u32,
+}
+
+/// Food values of a city (as the offline generator offers them): categories of its entries and
+/// its local dishes; excluded categories never.
+fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, &'static str, u32)> {
+    let mut out: Vec<(String, &'static str, u32)> = Vec::new();
+    for f in &ctx.res.food[city as usize] {
+        let (v, kind) = match f.kind {
+            FoodKind::Dish => (f.name.clone(), "当地菜品"),
+            FoodKind::Cuisine => (f.category.clone(), "菜系"),
+            FoodKind::Restaurant => (f.category.clone(), "餐厅类别"),
+        };
+        if vocab::EXCLUDED_FOOD_CATEGORIES.contains(&v.as_str())
+            || out.iter().any(|(x, _, _)| *x == v)
+        {
+            continue;
+        }
+        out.push((v, kind, f.price));
+    }
+    out
+}
+
+/// The lowest budget that covers the cheapest shared trip (the validator's certificate with no
+/// mode rejected), rounded up to 100.
+pub fn min_budget(ctx: &TaskContext, min_meal_cost: u32) -> u32 {
+    let res = ctx.res;
+    let legs = res.route_legs(ctx.hub, &ctx.cities);
+    let transport: u32 = legs
+        .iter()
+        .map(|&(a, b)| res.cheapest_fare(a, b, None).unwrap_or(0))
+        .sum();
+    let (hotel, meals) =
+        gtb_validate::stay_floor(res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
+    let need = transport + hotel + meals;
+    need.div_ceil(100) * 100
+}
+
+fn strategy_section(s: Strategy) -> &'static str {
+    match s {
+        Strategy::Independent => STRATEGY_INDEPENDENT,
+        Strategy::CopyModerate => STRATEGY_COPY_MODERATE,
+        Strategy::CopyMinor => STRATEGY_COPY_MINOR,
+        Strategy::Skip => "",
+    }
+}
+
+/// An advisory conflict plan drawn at the configured rates (prompt text only; not enforced).
+fn conflict_plan(ctx: &TaskContext, members: &[Member], c: &Conflicts) -> Vec<String> {
+    let mut rng = item_rng(ctx.seed, "llm-conflicts", &ctx.skeleton.task_id);
+    let mut out = Vec::new();
+    let n = members.len();
+    if n < 2 {
+        return out;
+    }
+    let pair = |rng: &mut rand_chacha::ChaCha8Rng| {
+        let i = rng.gen_range(0..n);
+        let mut j = rng.gen_range(0..n - 1);
+        if j >= i {
+            j += 1;
+        }
+        (i, j)
+    };
+    let city_of = |rng: &mut rand_chacha::ChaCha8Rng| {
+        ctx.skeleton.cities[rng.gen_range(0..ctx.skeleton.cities.len())].clone()
+    };
+    if rng.gen_bool(c.attractions) {
+        let (i, j) = pair(&mut rng);
+        let city = city_of(&mut rng);
+        out.push(format!(
+            "{} 在{city}的 must_visit 中的一个景点，正是 {} 在{city}的 reject_visit",
+            members[i].user, members[j].user
+        ));
+    }
+    if rng.gen_bool(c.food) {
+        let (i, j) = pair(&mut rng);
+        let city = city_of(&mut rng);
+        out.push(format!(
+            "{} 在{city}的 must_eat 中的一项，正是 {} 在{city}的 reject_eat",
+            members[i].user, members[j].user
+        ));
+    }
+    if rng.gen_bool(c.transport) {
+        let units: Vec<&Member> = members
+            .iter()
+            .filter(|m| m.strategy == Strategy::Independent)
+            .collect();
+        if units.len() >= 2 {
+            let i = rng.gen_range(0..units.len());
+            let mut j = rng.gen_range(0..units.len() - 1);
+            if j >= i {
+                j += 1;
+            }
+            out.push(format!(
+                "{} 的 transport.must 中的一种方式，正是 {} 的 transport.reject",
+                units[i].user, units[j].user
+            ));
+        }
+    }
+    out
+}
+
+/// Build the prompt, schema and candidate sets of one task attempt.
+pub fn build(
+    ctx: &TaskContext,
+    memo: &Memo,
+    max_attractions: usize,
+    conflicts: &Conflicts,
+    min_meal_cost: u32,
+    feedback: Option<&str>,
+) -> TaskPrompt {
+    let res = ctx.res;
+    let a = ctx.archetype;
+    let sk = ctx.skeleton;
+    let members: Vec<Member> = a
+        .planned_slots()
+        .map(|s| Member {
+            user: s.user.clone(),
+            strategy: s.strategy,
+            reference: s.reference.clone(),
+        })
+        .collect();
+
+    // ---- candidates per city (memoised per set of open attractions) ----------------------
+    let mut cities: Vec<Arc<CityData>> = Vec::new();
+    for &c in &ctx.cities {
+        let open: Vec<bool> = res.attractions[c as usize]
+            .iter()
+            .map(|x| ctx.open_during_trip(x))
+            .collect();
+        let mut h = blake3::Hasher::new();
+        h.update(&(max_attractions as u64).to_le_bytes());
+        h.update(&open.iter().map(|&b| b as u8).collect::<Vec<u8>>());
+        let sig: [u8; 16] = h.finalize().as_bytes()[..16].try_into().expect("16 bytes");
+        let hit = memo.lock().expect("memo").get(&(c, sig)).cloned();
+        let data = match hit {
+            Some(d) => d,
+            None => {
+                let d = Arc::new(city_data(ctx, c, &open, max_attractions));
+                memo.lock()
+                    .expect("memo")
+                    .entry((c, sig))
+                    .or_insert(d)
+                    .clone()
+            }
+        };
+        cities.push(data);
+    }
+
+    // ---- the context object ---------------------------------------------------------------
+    let legs = res.route_legs(ctx.hub, &ctx.cities);
+    let transport: Vec<Value> = legs
+        .iter()
+        .map(|&(x, y)| {
+            json!({
+                "from": res.city(x).name,
+                "to": res.city(y).name,
+                "options": res.transport(x, y).iter().map(transport_option).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let member_json: Vec<Value> = members
+        .iter()
+        .map(|m| {
+            let slot = a.slot(&m.user).expect("planned slot");
+            let p = ctx.profile_of(&m.user);
+            json!({
+                "user": m.user,
+                "role": slot.role,
+                "strategy": m.strategy.as_str(),
+                "reference": m.reference,
+                "compromisable": sk.compromise_pattern.contains(&m.user),
+                "profile": {"age": p.age, "gender": p.gender, "marital": p.marital, "parenting": p.parenting, "home_province": p.home_province},
+            })
+        })
+        .collect();
+    let children: Vec<Value> = a
+        .children()
+        .map(|s| json!({"user": s.user, "role": s.role}))
+        .collect();
+    let min_budget = min_budget(ctx, min_meal_cost);
+    let pace = match a.pace {
+        gtb_resources::archetypes::Pace::Relaxed => "relaxed",
+        gtb_resources::archetypes::Pace::Normal => "normal",
+        gtb_resources::archetypes::Pace::Active => "active",
+    };
+    let city_candidates: IndexMap<&str, &RawValue> =
+        cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect();
+    let context = Context {
+        task_id: &sk.task_id,
+        departure_city: &sk.departure_city,
+        cities: &sk.cities,
+        date: &sk.date,
+        days: sk.days,
+        day_phrase: gtb_core::task::day_phrase(sk.days),
+        group: json!({
+            "group_id": a.group_id,
+            "group_name": a.group_name,
+            "group_tags": a.group_tags,
+            "size": a.size(),
+            "pace": pace,
+            "spend": a.spend,
+            "dynamics": a.dynamics,
+        }),
+        members: member_json,
+        children_without_table: children,
+        transport,
+        modes_on_every_leg: res.modes_on_all_legs(ctx.hub, &ctx.cities),
+        min_budget,
+        city_candidates,
+        food_anywhere: vocab::FOOD_ANYWHERE,
+        conflict_plan: conflict_plan(ctx, &members, conflicts),
+        previous_attempt_feedback: feedback,
+    };
+    let user = serde_json::to_string(&context).expect("context serialises");
+
+    // ---- the system message: base + the strategies present + opening lines ----------------
+    let mut system = SYSTEM.trim_end().to_string();
+    for s in [
+        Strategy::Independent,
+        Strategy::CopyModerate,
+        Strategy::CopyMinor,
+    ] {
+        if members.iter().any(|m| m.strategy == s) {
+            system.push_str("\n\n");
+            system.push_str(strategy_section(s).trim_end());
+        }
+    }
+    system.push_str("\n\n");
+    system.push_str(OPENING_MESSAGES.trim_end());
+
+    let schema_json = schema(&members, &cities, min_budget);
+    TaskPrompt {
+        system,
+        user,
+        schema_json,
+        members,
+        cities,
+        min_budget,
+    }
+}
+
+/// The user message: the grounding context, in this key order.
+#[derive(Serialize)]
+struct Context<'a> {
+    task_id: &'a str,
+    departure_city: &'a str,
+    cities: &'a [String],
+    date: &'a str,
+    days: u32,
+    day_phrase: &'a str,
+    group: Value,
+    members: Vec<Value>,
+    children_without_table: Vec<Value>,
+    transport: Vec<Value>,
+    modes_on_every_leg: Vec<&'static str>,
+    min_budget: u32,
+    city_candidates: IndexMap<&'a str, &'a RawValue>,
+    food_anywhere: &'static [&'static str],
+    conflict_plan: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous_attempt_feedback: Option<&'a str>,
+}
+
+/// Candidates, context JSON and schema definitions of one city (`open`: per attraction, open
+/// on some day of the trip).
+fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize) -> CityData {
+    let res = ctx.res;
+    let name = res.city(c).name.clone();
+    let atts = &res.attractions[c as usize];
+    let inventory: HashMap<String, bool> = atts
+        .iter()
+        .zip(open)
+        .map(|(x, &o)| (x.name.clone(), o))
+        .collect();
+    let offered: Vec<usize> = (0..atts.len())
+        .filter(|&i| open[i])
+        .take(max_attractions.max(1))
+        .collect();
+    let mut categories: Vec<String> = Vec::new();
+    for x in atts {
+        if vocab::is_attraction_category(&x.category) && !categories.contains(&x.category) {
+            categories.push(x.category.clone());
+        }
+    }
+    if categories.is_empty() {
+        categories = vocab::ATTRACTION_CATEGORIES
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    }
+    let food = food_values(ctx, c);
+    let hotels: Vec<Value> = res.hotels[c as usize].iter().map(|h| json!({"category": h.category, "price_low": h.price_low, "price_high": h.price_high})).collect();
+    let json = obj(vec![
+        ("attractions", attractions_json(atts, &offered)),
+        (
+            "attraction_categories",
+            Value::Array(
+                categories
+                    .iter()
+                    .map(|c| Value::String(c.clone()))
+                    .collect(),
+            ),
+        ),
+        (
+            "food",
+            Value::Array(
+                food.iter()
+                    .map(|(v, k, p)| json!({"value": v, "kind": k, "price": p}))
+                    .collect(),
+            ),
+        ),
+        ("hotels", Value::Array(hotels)),
+    ]);
+    let cand = CityCandidates {
+        name,
+        offered: offered.iter().map(|&i| atts[i].name.clone()).collect(),
+        inventory,
+        categories,
+        food: food.into_iter().map(|(v, _, _)| v).collect(),
+        foods: res.food[c as usize].clone(),
+        names: CityNames::of_city(res, c),
+    };
+    let defs = city_defs(c, &cand);
+    CityData {
+        id: c,
+        cand,
+        json: RawValue::from_string(serde_json::to_string(&json).expect("serialises"))
+            .expect("JSON"),
+        defs,
+    }
+}
+
+/// The offered attractions of a city, most popular first, each part of a scenic area listed
+/// under its area (`parts`: its `ticket` is the extra fee inside the area's ticket), or, when the
+/// area itself is not offered, with `part_of` naming it.
+fn attractions_json(atts: &[Attraction], offered: &[usize]) -> Value {
+    let entry = |i: usize| {
+        let x = &atts[i];
+        json!({"name": x.name, "category": x.category, "popularity": x.popularity, "ticket": x.ticket})
+    };
+    // the outermost offered area around an attraction (parts of parts join the outer area)
+    let area = |i: usize| {
+        parents::ancestors(atts, i)
+            .filter(|a| offered.contains(a))
+            .last()
+    };
+    let mut out = Vec::with_capacity(offered.len());
+    for &i in offered.iter().filter(|&&i| area(i).is_none()) {
+        let mut e = entry(i);
+        let parts: Vec<Value> = offered
+            .iter()
+            .filter(|&&k| area(k) == Some(i))
+            .map(|&k| entry(k))
+            .collect();
+        if !parts.is_empty() {
+            e["parts"] = Value::Array(parts);
+        }
+        if let Some(p) = atts[i].parent {
+            e["part_of"] = Value::String(atts[p as usize].name.clone());
+        }
+        out.push(e);
+    }
+    Value::Array(out)
+}
+
+/// A JSON object from owned parts (`json!` would deep-copy nested values it is handed).
+fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    let mut m = Map::new();
+    for (k, v) in pairs {
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
+}
+
+fn str_enum(values: &[String]) -> Value {
+    obj(vec![
+        ("type", "string".into()),
+        (
+            "enum",
+            Value::Array(values.iter().map(|v| Value::String(v.clone())).collect()),
+        ),
+    ])
+}
+
+fn list(item: Value, min: usize, max: usize) -> Value {
+    obj(vec![
+        ("type", "array".into()),
+        ("items", item),
+        ("minItems", min.into()),
+        ("maxItems", max.into()),
+    ])
+}
+
+fn object(props: Vec<(&str, Value)>) -> Value {
+    let required: Vec<Value> = props
+        .iter()
+        .map(|(k, _)| Value::String(k.to_string()))
+        .collect();
+    obj(vec![
+        ("type", "object".into()),
+        ("properties", obj(props)),
+        ("required", Value::Array(required)),
+        ("additionalProperties", false.into()),
+    ])
+}
+
+fn r(name: &str) -> Value {
+    obj(vec![("$ref", Value::String(format!("#/$defs/{name}")))])
+}
+
+/// The `$defs` of one city: candidate names, categories and food values as enums, and the
+/// city blocks a member writes (full, or the individual fields of copy_minor).
+fn city_defs(id: CityId, c: &CityCandidates) -> String {
+    let names = if c.offered.is_empty() {
+        c.inventory.keys().cloned().collect::<Vec<_>>()
+    } else {
+        c.offered.clone()
+    };
+    let (poi, cat, food) = (format!("poi{id}"), format!("cat{id}"), format!("food{id}"));
+    let visit = |weak: bool| {
+        let mut v = vec![
+            ("must_visit", list(r(&poi), 1, 2)),
+            ("reject_visit", list(r(&poi), 0, 1)),
+        ];
+        if weak {
+            v.push((
+                "category_pref",
+                object(vec![
+                    ("positive", list(r(&cat), 0, 2)),
+                    ("negative", list(r(&cat), 0, 1)),
+                ]),
+            ));
+        }
+        object(v)
+    };
+    let food_block = |weak: bool| {
+        let f = r(&food);
+        if weak {
+            object(vec![
+                ("must_eat", list(f.clone(), 0, 2)),
+                ("prefer_eat", list(f.clone(), 0, 2)),
+                ("avoid_eat", list(f.clone(), 0, 1)),
+                ("reject_eat", list(f, 0, 1)),
+            ])
+        } else {
+            object(vec![
+                ("must_eat", list(f.clone(), 0, 2)),
+                ("reject_eat", list(f, 0, 1)),
+            ])
+        }
+    };
+    let mut m = Map::new();
+    m.insert(poi.clone(), str_enum(&names));
+    m.insert(cat.clone(), str_enum(&c.categories));
+    // the rule of `validate::food`: the city's values, or a category found everywhere
+    let mut food_enum = c.food.clone();
+    for v in vocab::FOOD_ANYWHERE {
+        if !food_enum.iter().any(|x| x == v) {
+            food_enum.push(v.to_string());
+        }
+    }
+    m.insert(food.clone(), str_enum(&food_enum));
+    m.insert(
+        format!("city{id}"),
+        object(vec![
+            ("attractions", visit(true)),
+            ("food", food_block(true)),
+        ]),
+    );
+    m.insert(
+        format!("city{id}_minor"),
+        object(vec![
+            ("attractions", visit(false)),
+            ("food", food_block(false)),
+        ]),
+    );
+    let text = serde_json::to_string(&Value::Object(m)).expect("serialises");
+    text[1..text.len() - 1].to_string()
+}
+
+/// The JSON schema of a reply (as sent): closed vocabularies and candidate names as enums, list
+/// sizes as bounds, and per member only the fields its strategy generates.
+pub fn schema(members: &[Member], cities: &[Arc<CityData>], min_budget: u32) -> String {
+    let modes: Vec<String> = vocab::TRANSPORT_MODES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let hotels: Vec<String> = vocab::HOTEL_CATEGORIES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut defs = Map::new();
+    defs.insert("mode".into(), str_enum(&modes));
+    defs.insert("hotel".into(), str_enum(&hotels));
+    defs.insert(
+        "globals".into(),
+        object(vec![
+            (
+                "avg_budget",
+                json!({"type": "integer", "minimum": min_budget, "maximum": 100000}),
+            ),
+            (
+                "transport",
+                object(vec![
+                    ("must", list(r("mode"), 0, 2)),
+                    ("prefer", list(r("mode"), 0, 2)),
+                    ("avoid", list(r("mode"), 0, 1)),
+                    ("reject", list(r("mode"), 0, 1)),
+                ]),
+            ),
+            (
+                "intensity",
+                object(vec![
+                    (
+                        "max_poi_per_day",
+                        json!({"type": "integer", "enum": [2, 3, 4]}),
+                    ),
+                    (
+                        "max_active_hours",
+                        json!({"type": "integer", "enum": [6, 7, 8, 9, 10]}),
+                    ),
+                ]),
+            ),
+            (
+                "hotel_preference",
+                object(vec![
+                    ("prefer", list(r("hotel"), 1, 3)),
+                    ("avoid", list(r("hotel"), 0, 1)),
+                ]),
+            ),
+        ]),
+    );
+    let city_block = |minor: bool| {
+        let props: Vec<(&str, Value)> = cities
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    r(&if minor {
+                        format!("city{}_minor", c.id)
+                    } else {
+                        format!("city{}", c.id)
+                    }),
+                )
+            })
+            .collect();
+        object(props)
+    };
+    let mut prefs: Vec<(&str, Value)> = Vec::new();
+    for m in members {
+        let v = match m.strategy {
+            Strategy::Independent => object(vec![
+                ("global_constraints", r("globals")),
+                ("city_specific_preferences", city_block(false)),
+            ]),
+            Strategy::CopyModerate => {
+                object(vec![("city_specific_preferences", city_block(false))])
+            }
+            _ => object(vec![("city_specific_preferences", city_block(true))]),
+        };
+        prefs.push((m.user.as_str(), v));
+    }
+    let mut by_slot: Vec<&Member> = members.iter().collect();
+    by_slot.sort_by_key(|m| {
+        m.user
+            .trim_start_matches("User")
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
+    let msgs: Vec<(&str, Value)> = by_slot
+        .iter()
+        .map(|m| (m.user.as_str(), json!({"type": "string"})))
+        .collect();
+    let top = object(vec![
+        ("preferences", object(prefs)),
+        ("initial_messages", object(msgs)),
+    ]);
+    let top = serde_json::to_string(&top).expect("serialises");
+    let mut defs = serde_json::to_string(&Value::Object(defs)).expect("serialises");
+    defs.pop(); // the closing brace: the cities' definitions follow
+    for c in cities {
+        defs.push(',');
+        defs.push_str(&c.defs);
+    }
+    defs.push('}');
+    format!("{},\"$defs\":{defs}}}", &top[..top.len() - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gtb_resources::{Alias, AliasKind};
+
+    /// A sight of 华阴市 (where 华山 is) with a ticket and an optional parent area.
+    fn att(name: &str, ticket: u32, parent: Option<u32>) -> Attraction {
+        Attraction {
+            city: 0,
+            name: name.into(),
+            category: "名山大川".into(),
+            lat: 34.48,
+            lng: 110.08,
+            hours: None,
+            ticket,
+            popularity: 50,
+            parent,
+        }
+    }
+
+    #[test]
+    fn issue12_parts_are_listed_under_their_area() {
+        let atts = vec![
+            att("华山", 160, None),
+            att("华山西峰", 0, Some(0)),
+            att("翠云宫", 0, Some(1)),
+            att("西岳庙", 0, None),
+            att("长空栈道", 30, Some(5)),
+            att("华山南峰", 0, Some(0)),
+        ];
+        let v = attractions_json(&atts, &[0, 1, 2, 3, 4]);
+        let names = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(names(&v), ["华山", "西岳庙"]);
+        // parts of parts join the outermost offered area (华山南峰 itself is not offered)
+        assert_eq!(names(&v[0]["parts"]), ["华山西峰", "翠云宫", "长空栈道"]);
+        assert!(v[1].get("parts").is_none() && v[1].get("part_of").is_none());
+        // no area offered: the part names the area it lies in
+        let v = attractions_json(&atts, &[3, 4]);
+        assert_eq!(names(&v), ["西岳庙", "长空栈道"]);
+        assert_eq!(v[1]["part_of"], "华山南峰");
+    }
+
+    #[test]
+    fn issue12_replies_may_name_a_candidate_by_an_alias() {
+        let aliases = [Alias {
+            alias: "南山寺".into(),
+            name: "南山文化旅游区".into(),
+            kind: AliasKind::PartOf,
+        }];
+        let c = CityCandidates {
+            inventory: [
+                ("南山文化旅游区".to_string(), true),
+                ("天涯海角".to_string(), false),
+            ]
+            .into_iter()
+            .collect(),
+            names: CityNames::new(
+                vec!["南山文化旅游区".into(), "天涯海角".into()],
+                &aliases,
+                vec!["三亚市".into(), "三亚".into()],
+            ),
+            ..Default::default()
+        };
+        assert_eq!(
+            c.attraction("南山寺"),
+            Some(("南山文化旅游区".into(), true))
+        );
+        assert_eq!(
+            c.attraction("三亚市天涯海角景区"),
+            Some(("天涯海角".into(), false))
+        );
+        assert_eq!(c.attraction("天涯海角"), Some(("天涯海角".into(), false)));
+        assert_eq!(c.attraction("亚龙湾"), None);
+    }
+}

@@ -1,0 +1,95 @@
+//! Stage `generate`: the first attempt at every slot's preferences, streamed in chunks to the
+//! artifact (`generate.jsonl`, one task or failure marker per slot). `attempt` is also the one
+//! way the validate stage asks the generator again.
+
+use super::split::{Artifacts, Split};
+use anyhow::Result;
+use gtb_core::task::{Skeleton, Task};
+use gtb_generate::{Request, TaskContext, assemble};
+use gtb_pipeline::Fingerprint;
+use gtb_pipeline::dag::Stage;
+use rayon::prelude::*;
+
+/// Tasks per chunk of the streaming stages.
+pub(super) const CHUNK: usize = 4096;
+
+/// One request to the generator: a slot's skeleton, the 0-based attempt, and the validator's
+/// complaints about the previous attempt.
+pub(super) type Attempt<'s> = (&'s Skeleton, u32, Option<String>);
+
+pub(super) struct Generate;
+
+impl<'a> Stage<Split<'a>, Artifacts> for Generate {
+    fn name(&self) -> &'static str {
+        "generate"
+    }
+    fn upstream(&self) -> &'static [&'static str] {
+        &["sample"]
+    }
+    fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
+        Fingerprint::default()
+            .with(
+                "generator",
+                format!("{} {}", ctx.generator.name(), ctx.generator.version()),
+            )
+            .with_json("config generate", &ctx.cfg.generate)
+    }
+    fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
+        let skeletons = &art.skeletons;
+        let pb = super::bar(skeletons.len(), "generate");
+        let work = &ctx.paths.work;
+        gtb_core::digest::write_streaming_atomic(&work.artifact("generate"), |w| {
+            for chunk in skeletons.chunks(CHUNK) {
+                let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
+                let tasks = attempt(ctx, &items)?;
+                // serialise in parallel, write in order; a failed first attempt is stored as
+                // a marker line and retried by validate
+                let lines: Vec<Vec<u8>> = chunk
+                    .par_iter()
+                    .zip(tasks.par_iter())
+                    .map(|(sk, t)| match t {
+                        Ok(t) => serde_json::to_vec(t),
+                        Err(e) => serde_json::to_vec(
+                            &serde_json::json!({"failed": sk.task_id, "error": e}),
+                        ),
+                    })
+                    .collect::<Result<_, _>>()?;
+                for l in lines {
+                    w.write_all(&l)?;
+                    w.write_all(b"\n")?;
+                }
+                pb.inc(chunk.len() as u64);
+                super::crash_point("generate:chunk-written");
+            }
+            Ok(())
+        })?;
+        pb.finish_and_clear();
+        Ok(())
+    }
+}
+
+/// One batch of generation requests -> assembled tasks (errors stay per item). A run-level
+/// stop of the generator (auth, quota, error rate, replay miss) fails the whole batch.
+pub(super) fn attempt(ctx: &Split, items: &[Attempt]) -> Result<Vec<Result<Task, String>>> {
+    let (res, seed) = (ctx.res, ctx.cfg.run.seed);
+    let reqs = items
+        .par_iter()
+        .map(|(sk, attempt, fb)| {
+            Ok(Request {
+                ctx: TaskContext::new(sk, res, seed)
+                    .map_err(|e| anyhow::anyhow!("skeleton {}: {e}", sk.task_id))?,
+                attempt: *attempt,
+                feedback: fb.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = ctx.generator.generate_batch(&reqs);
+    if let Some(why) = ctx.generator.stopped() {
+        anyhow::bail!("LLM generation stopped: {why}");
+    }
+    Ok(reqs
+        .par_iter()
+        .zip(out.into_par_iter())
+        .map(|(r, g)| g.map(|g| assemble(&r.ctx, g)).map_err(|e| e.to_string()))
+        .collect())
+}

@@ -1,0 +1,213 @@
+//! What the stages of one split share: the context they read (`Split`) and the artifacts they
+//! hand on (`Artifacts`).
+
+use anyhow::Result;
+use gtb_core::config::Config;
+use gtb_core::task::Skeleton;
+use gtb_generate::PreferenceGenerator;
+use gtb_pipeline::WorkDir;
+use gtb_pipeline::dag::Planned;
+use gtb_resources::{CityId, Resources};
+use gtb_sample::Sampler;
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Where a split's files go.
+pub(super) struct SplitPaths {
+    pub work: WorkDir,
+    pub reports: PathBuf,
+    pub tasks: PathBuf,
+    pub manifest: PathBuf,
+}
+
+impl SplitPaths {
+    /// A single split writes `test.jsonl` into the output folder itself; named splits get a
+    /// sub-folder each (`<out>/<name>/<name>.jsonl`, reports and work folder likewise).
+    pub fn of(cfg: &Config, name: &str, single: bool) -> Self {
+        if single {
+            SplitPaths {
+                work: WorkDir::new(&cfg.run.work_dir),
+                reports: cfg.run.reports.clone(),
+                tasks: cfg.run.out.join("test.jsonl"),
+                manifest: cfg.run.out.join("manifest.json"),
+            }
+        } else {
+            SplitPaths {
+                work: WorkDir::new(&cfg.run.work_dir.join(name)),
+                reports: cfg.run.reports.join(name),
+                tasks: cfg.run.out.join(name).join(format!("{name}.jsonl")),
+                manifest: cfg.run.out.join(name).join("manifest.json"),
+            }
+        }
+    }
+}
+
+/// Slice `index` of `count` of a plan: `gtb build --shard I/N` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// The slots of a split of `n` this shard builds: contiguous, sizes differing by one at most.
+    pub fn slots(&self, n: usize) -> Range<usize> {
+        self.index * n / self.count..(self.index + 1) * n / self.count
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Shard> {
+        let parsed = s.split_once('/').and_then(|(i, n)| {
+            Some(Shard {
+                index: i.trim().parse().ok()?,
+                count: n.trim().parse().ok()?,
+            })
+        });
+        match parsed {
+            Some(sh) if sh.count >= 1 && sh.index < sh.count => Ok(sh),
+            _ => anyhow::bail!(
+                "{s:?} is not I/N with 0 <= I < N (shards count from 0, as Slurm array and Kubernetes completion indexes do)"
+            ),
+        }
+    }
+}
+
+/// Where a split stands among the splits of a build, for leakage-free splits: the sampled
+/// signatures of the splits before it (avoided by its sample), of every other split (avoided by
+/// its replacements), and its class: a replacement's signature hashes to `class.0` mod
+/// `class.1`, so two splits' replacements never meet.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Neighbours {
+    pub earlier: Vec<String>,
+    pub others: Vec<String>,
+    pub class: (usize, usize),
+}
+
+/// Everything a stage of one split may read.
+pub(super) struct Split<'a> {
+    /// the split's config: its own `run.n` and `run.seed`
+    pub cfg: &'a Config,
+    pub res: &'a Resources,
+    pub generator: &'a dyn PreferenceGenerator,
+    pub paths: SplitPaths,
+    pub name: String,
+    /// destination cities this split must not visit
+    pub held_out: &'a [CityId],
+    /// the other splits (empty for a single split)
+    pub neighbours: Neighbours,
+    /// `--shard`: this process builds the slots `slots` only
+    pub shard: Option<Shard>,
+    pub slots: Range<usize>,
+    sampler: OnceLock<Sampler<'a>>,
+    /// `[solve]`: the POI resolver the witness search scores with, made on first use
+    poi_db: OnceLock<gtb_score::PoiDb>,
+}
+
+impl<'a> Split<'a> {
+    pub fn new(
+        cfg: &'a Config,
+        res: &'a Resources,
+        generator: &'a dyn PreferenceGenerator,
+        paths: SplitPaths,
+        name: &str,
+        held_out: &'a [CityId],
+        shard: Option<Shard>,
+    ) -> Self {
+        let n = cfg.run.n;
+        Split {
+            cfg,
+            res,
+            generator,
+            paths,
+            name: name.to_string(),
+            held_out,
+            neighbours: Neighbours {
+                class: (0, 1),
+                ..Neighbours::default()
+            },
+            shard,
+            slots: shard.map_or(0..n, |s| s.slots(n)),
+            sampler: OnceLock::new(),
+            poi_db: OnceLock::new(),
+        }
+    }
+
+    /// The fitted sampler of this split, made on first use (a fully fresh rerun never needs it).
+    pub fn sampler(&self) -> Result<&Sampler<'a>> {
+        if let Some(s) = self.sampler.get() {
+            return Ok(s);
+        }
+        let s = Sampler::excluding(self.cfg, self.res, self.cfg.run.n, self.held_out)?;
+        Ok(self.sampler.get_or_init(|| s))
+    }
+
+    /// The witness solver over this split's resources (`[solve]`).
+    pub fn solver(&self) -> gtb_solve::Solver<'_> {
+        let db = self
+            .poi_db
+            .get_or_init(|| gtb_score::PoiDb::from_resources(self.res));
+        gtb_solve::Solver::new(self.res, db)
+    }
+}
+
+/// Whether a sorted list holds `signature`.
+pub(super) fn holds(sorted: &[String], signature: &str) -> bool {
+    sorted
+        .binary_search_by(|s| s.as_str().cmp(signature))
+        .is_ok()
+}
+
+/// What the validate stage learns beside its artifact (kept in the work directory).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct ValidateSummary {
+    pub classes: [usize; 3],
+    pub users: usize,
+    pub dropped: usize,
+}
+
+impl ValidateSummary {
+    /// The counts of this slice and a later one together.
+    pub fn add(&mut self, other: &ValidateSummary) {
+        for (a, b) in self.classes.iter_mut().zip(other.classes) {
+            *a += b;
+        }
+        self.users += other.users;
+        self.dropped += other.dropped;
+    }
+    pub fn path(work: &WorkDir) -> PathBuf {
+        work.root.join("validate.summary.json")
+    }
+    pub fn read(work: &WorkDir) -> Result<Self> {
+        let p = Self::path(work);
+        let bytes =
+            std::fs::read(&p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))
+    }
+}
+
+/// What the stages of a split hand to the stages after them.
+#[derive(Default)]
+pub(super) struct Artifacts {
+    /// every stage's fingerprint and decision (the manifest records them)
+    pub planned: Vec<Planned>,
+    /// sample: the skeletons of the split's slots, in slot order
+    pub skeletons: Vec<Skeleton>,
+    /// validate: counts for the manifest
+    pub validated: Option<ValidateSummary>,
+    /// write (shard): sha256 of the published task file (the shard's slice)
+    pub sha256: Option<String>,
+    /// shard: where the slice's lines went
+    pub published: Option<PathBuf>,
+    /// validate (when it ran in this process): the audit's counts of the accepted tasks
+    pub audit: Option<gtb_audit::report::Tally>,
+}

@@ -1,0 +1,199 @@
+//! Stage `validate`: fix what can be fixed, regenerate (at most `max_tries`), drop and replace
+//! what still fails. Accepted lines are written in slot order as chunks settle; the artifact
+//! `validate.jsonl` holds one release-format line per slot, the validation report
+//! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
+//! `validate.summary.json` keeps the counts for the manifest.
+
+use super::generate::{CHUNK, attempt};
+use super::sample::{class_of, replacement};
+use super::settle::{Settled, SlotHistory, Tally, settle_batch};
+use super::split::{Artifacts, Split, ValidateSummary};
+use crate::CODE_VERSION;
+use crate::sinks::{ReportDir, ReportSink};
+use anyhow::{Context, Result, bail};
+use gtb_core::task::{Skeleton, Task};
+use gtb_pipeline::Fingerprint;
+use gtb_pipeline::dag::Stage;
+use gtb_validate::Validator;
+use gtb_validate::report::Report;
+use rayon::prelude::*;
+use std::io::BufRead;
+
+pub(super) struct Validate;
+
+impl<'a> Stage<Split<'a>, Artifacts> for Validate {
+    fn name(&self) -> &'static str {
+        "validate"
+    }
+    fn upstream(&self) -> &'static [&'static str] {
+        &["generate"]
+    }
+    fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
+        let fp = Fingerprint::default()
+            .with_json("config validate", &ctx.cfg.validate)
+            .with("code", CODE_VERSION);
+        // `[solve]` makes a witness part of acceptance; off, the fingerprint is as before
+        if ctx.cfg.solve.enabled {
+            fp.with_json("config solve", &ctx.cfg.solve)
+        } else {
+            fp
+        }
+    }
+    fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
+        let work = &ctx.paths.work.root;
+        vec![
+            work.join("report.json"),
+            work.join("report.md"),
+            ValidateSummary::path(&ctx.paths.work),
+        ]
+    }
+    fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
+        let skeletons = &art.skeletons;
+        let validator = Validator::new(ctx.res, ctx.cfg);
+        let work = &ctx.paths.work;
+        let pb = super::bar(skeletons.len(), "validate");
+        let mut tally = Tally::new(skeletons.len());
+        if ctx.cfg.solve.enabled {
+            let witness = gtb_validate::WITNESS.to_string();
+            tally.report.checks.insert(witness, Default::default());
+        }
+        let generated = work.artifact("generate");
+        let file = std::fs::File::open(&generated)
+            .with_context(|| format!("reading {}", generated.display()))?;
+        let mut first_attempts = std::io::BufReader::new(file).lines();
+        // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
+        // in slot order and book every slot's history in slot order
+        gtb_core::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
+            for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
+                let first = read_first_attempts(chunk, &mut first_attempts)?;
+                let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
+                let start = ctx.slots.start + ci * CHUNK;
+                let histories = replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
+                let lines: Vec<Option<Vec<u8>>> = histories
+                    .par_iter()
+                    .map(|h| h.accepted().map(gtb_core::pyjson::to_vec))
+                    .collect();
+                tally.audit_all(&histories);
+                for (h, line) in histories.into_iter().zip(lines) {
+                    tally.record_slot(h);
+                    w.write_all(&line.context("a slot without an accepted task")?)?;
+                    w.write_all(b"\n")?;
+                }
+                pb.inc(chunk.len() as u64);
+            }
+            Ok(())
+        })?;
+        pb.finish_and_clear();
+        let Tally {
+            mut report,
+            users,
+            audit,
+            ..
+        } = tally;
+        art.audit = Some(audit);
+        report.written = skeletons.len();
+        let mut classes = [0usize; 3];
+        for s in skeletons {
+            classes[class_of(&s.difficulty_type).index()] += 1;
+        }
+        let summary = ValidateSummary {
+            classes,
+            users,
+            dropped: report.dropped,
+        };
+        // published by the write stage, with the sha256 of the file it describes
+        ReportDir(work.root.clone()).write_report(&report)?;
+        gtb_core::digest::write_atomic(
+            &ValidateSummary::path(work),
+            &serde_json::to_vec(&summary)?,
+        )?;
+        art.validated = Some(summary);
+        Ok(())
+    }
+    fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
+        art.validated = Some(ValidateSummary::read(&ctx.paths.work)?);
+        Ok(())
+    }
+}
+
+/// The validation report the validate stage left in the work folder for the stage that
+/// publishes it (write, or shard).
+pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
+    let path = work.root.join("report.json");
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display()))
+}
+
+/// The generate artifact's lines of a chunk, parsed: a failure marker, or a line of another
+/// skeleton, is no first attempt.
+fn read_first_attempts(
+    chunk: &[Skeleton],
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+) -> Result<Vec<Option<Task>>> {
+    let raw: Vec<String> = chunk
+        .iter()
+        .map(|_| {
+            lines
+                .next()
+                .context("generate artifact is shorter than the skeleton list")?
+                .map_err(anyhow::Error::from)
+        })
+        .collect::<Result<_>>()?;
+    Ok(chunk
+        .par_iter()
+        .zip(raw.par_iter())
+        .map(|(sk, line)| {
+            serde_json::from_str::<Task>(line)
+                .ok()
+                .filter(|t| t.task_id == sk.task_id)
+        })
+        .collect())
+}
+
+/// Replace the dropped tasks of a chunk (slot `start + i` holds `chunk[i]`): each dropped
+/// slot draws its next alternative skeleton, in rounds over all still-dropped slots (one batch
+/// per round for the generator), until every slot has an accepted task. Each slot's draws are
+/// its own (`sample::replacement`), so the result does not depend on the other slots.
+fn replace_dropped(
+    ctx: &Split,
+    validator: &Validator,
+    chunk: &[Skeleton],
+    start: usize,
+    settled: Vec<Settled>,
+    tally: &Tally,
+) -> Result<Vec<SlotHistory>> {
+    let mut histories: Vec<SlotHistory> = chunk
+        .iter()
+        .zip(settled)
+        .map(|(sk, st)| SlotHistory(vec![(sk.clone(), st)]))
+        .collect();
+    let mut dropped = tally.report.dropped;
+    loop {
+        let open: Vec<usize> = (0..histories.len())
+            .filter(|&i| histories[i].accepted().is_none())
+            .collect();
+        if open.is_empty() {
+            return Ok(histories);
+        }
+        dropped += open.len();
+        if dropped > tally.slots * 4 + 100 {
+            bail!(
+                "too many tasks dropped ({dropped}); see {}",
+                ctx.paths.work.root.join("report.md").display()
+            );
+        }
+        let sks: Vec<Skeleton> = open
+            .iter()
+            .map(|&i| replacement(ctx, start + i, histories[i].last_skeleton()))
+            .collect::<Result<_>>()?;
+        let items: Vec<_> = sks.iter().map(|sk| (sk, 0, None)).collect();
+        let first: Vec<Option<Task>> = attempt(ctx, &items)?
+            .into_iter()
+            .map(std::result::Result::ok)
+            .collect();
+        let settled = settle_batch(ctx, validator, sks.iter().collect(), first)?;
+        for ((&i, sk), st) in open.iter().zip(sks).zip(settled) {
+            histories[i].0.push((sk, st));
+        }
+    }
+}

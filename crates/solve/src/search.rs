@@ -1,0 +1,867 @@
+//! Search within one frame: a greedy start (hotels and required meals), then local search
+//! over the pieces' programs (insert, remove and replace sights, change, add and split meals,
+//! fill a waiting team's time, swap neighbours, change hotels) until no move improves.
+//!
+//! Plans are compared on (hard-constraint breaches, group utility, compromises, stand-in
+//! meals, money spent): breaches first, graded so that a cheaper plan counts as progress even
+//! while a budget is still exceeded. The utility is the release's, under the members'
+//! original preferences; a compromisable member's breached field is a compromise (at most two
+//! per member; beyond that it counts as a breach).
+
+use super::frame::{Frame, Need};
+use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS, Mask};
+use super::model::MealKind;
+use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
+
+/// A hard field of a member that the plan breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Field {
+    Budget,
+    MaxPoi,
+    MaxHours,
+    TransportMust,
+    TransportReject,
+    MustVisit(usize),
+    RejectVisit(usize),
+    MustEat(usize),
+    RejectEat(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct MemberEval {
+    /// the member's utility (original preferences)
+    pub value: i64,
+    pub cost: u32,
+    /// broken fields with their weight
+    pub broken: Vec<(Field, i64)>,
+    /// per day: attractions and active minutes
+    pub pois: [u32; MAX_DAYS],
+    pub active: [u32; MAX_DAYS],
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Eval {
+    pub breach: i64,
+    pub total: i64,
+    pub compromises: i64,
+    pub stand_ins: i64,
+    pub cost: i64,
+    pub split: i64,
+    pub members: Vec<MemberEval>,
+}
+
+impl Eval {
+    /// Larger is better.
+    pub fn key(&self) -> (i64, i64, i64, i64, i64) {
+        (
+            -self.breach,
+            self.total,
+            -self.compromises,
+            -self.stand_ins,
+            -self.cost,
+        )
+    }
+    pub fn better(&self, other: &Eval) -> bool {
+        self.key() > other.key()
+    }
+}
+
+const BREACH: i64 = 1000;
+
+#[derive(Clone)]
+pub struct State {
+    pub hotels: Vec<usize>,
+    pub programs: Vec<Vec<Slot>>,
+    pub evals: Vec<PieceEval>,
+    pub eval: Eval,
+}
+
+/// Score a plan from its pieces' evaluations.
+pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&PieceEval]) -> Eval {
+    let nd = inst.dest.len();
+    let days = inst.days as usize;
+    let mut e = Eval::default();
+    for p in evals {
+        if !p.ok {
+            e.breach += 1_000_000;
+        }
+        e.split += p.split;
+        e.stand_ins += p.stand_ins as i64;
+    }
+    for (i, m) in inst.members.iter().enumerate() {
+        let g = &m.pref.global_constraints;
+        let mut me = MemberEval {
+            value: frame.transport_value[i] as i64,
+            cost: frame.fare,
+            ..Default::default()
+        };
+        for &d in &frame.night_dest {
+            let h = &inst.dest[d].hotels[hotels[d]];
+            me.value += h.value[i] as i64;
+            me.cost += h.price;
+        }
+        let (mut must, mut reject, mut eat, mut reject_eat) = (
+            [0u32; MAX_DESTINATIONS],
+            [0u32; MAX_DESTINATIONS],
+            [0u32; MAX_DESTINATIONS],
+            [false; MAX_DESTINATIONS],
+        );
+        for (p, ev) in frame.pieces.iter().zip(evals) {
+            let mp = &ev.members[i];
+            me.value += mp.value as i64;
+            me.cost += mp.food;
+            must[p.dest] |= mp.must;
+            reject[p.dest] |= mp.reject;
+            eat[p.dest] |= mp.must_eat;
+            reject_eat[p.dest] |= mp.reject_eat;
+            me.pois[p.day] += mp.pois;
+            me.active[p.day] += mp.active;
+        }
+        for d in 0..nd {
+            me.value += 2 * must[d].count_ones() as i64 - 2 * reject[d].count_ones() as i64;
+            let missing = (inst.must_visit_all(i, d) & !must[d]).count_ones() as i64;
+            if missing > 0 {
+                me.broken.push((Field::MustVisit(d), BREACH * missing));
+            }
+            if reject[d] != 0 {
+                me.broken.push((
+                    Field::RejectVisit(d),
+                    BREACH * reject[d].count_ones() as i64,
+                ));
+            }
+            let missing = (inst.must_eat_all(i, d) & !eat[d]).count_ones() as i64;
+            if missing > 0 {
+                me.broken.push((Field::MustEat(d), BREACH * missing));
+            }
+            if reject_eat[d] {
+                me.broken.push((Field::RejectEat(d), BREACH));
+            }
+        }
+        let (max_poi, max_h) = (g.intensity.max_poi_per_day, g.intensity.max_active_hours);
+        let (mut over_poi, mut over_min) = (0i64, 0i64);
+        for day in 0..days {
+            if max_poi > 0 && me.pois[day] > max_poi {
+                me.value -= 2;
+                over_poi += (me.pois[day] - max_poi) as i64;
+            }
+            if max_h > 0 && me.active[day] > max_h * 60 {
+                me.value -= 2;
+                over_min += (me.active[day] - max_h * 60) as i64;
+            }
+        }
+        if over_poi > 0 {
+            me.broken.push((Field::MaxPoi, BREACH * over_poi));
+        }
+        if over_min > 0 {
+            me.broken.push((Field::MaxHours, BREACH + over_min));
+        }
+        if g.avg_budget > 0 && me.cost > g.avg_budget {
+            me.value -= 2;
+            me.broken
+                .push((Field::Budget, BREACH + (me.cost - g.avg_budget) as i64));
+        }
+        if frame.must_missed[i] != 0 {
+            me.broken.push((
+                Field::TransportMust,
+                BREACH * frame.must_missed[i].count_ones() as i64,
+            ));
+        }
+        if frame.rejected[i] != 0 {
+            me.broken.push((
+                Field::TransportReject,
+                BREACH * frame.rejected[i].count_ones() as i64,
+            ));
+        }
+        if m.firm {
+            e.breach += me.broken.iter().map(|b| b.1).sum::<i64>();
+        } else {
+            let mut w: Vec<i64> = me.broken.iter().map(|b| b.1).collect();
+            w.sort_unstable_by(|a, b| b.cmp(a));
+            e.compromises += w.len().min(gtb_score::compromise::MAX_PER_USER) as i64;
+            e.breach += w
+                .iter()
+                .skip(gtb_score::compromise::MAX_PER_USER)
+                .sum::<i64>();
+        }
+        e.total += me.value;
+        e.cost += me.cost as i64;
+        e.members.push(me);
+    }
+    e.total -= e.split;
+    e
+}
+
+pub struct Search<'a> {
+    pub inst: &'a Instance<'a>,
+    pub frame: &'a Frame,
+    /// piece simulations left (a deterministic bound on the work per frame)
+    pub budget: usize,
+}
+
+impl<'a> Search<'a> {
+    fn sim(&mut self, piece: usize, program: &[Slot]) -> PieceEval {
+        self.budget = self.budget.saturating_sub(1);
+        simulate(self.inst, self.frame, piece, program)
+    }
+
+    fn eval_with(
+        &self,
+        st: &State,
+        piece: usize,
+        ev: &PieceEval,
+        hotels: Option<&[usize]>,
+    ) -> Eval {
+        let evals: Vec<&PieceEval> = st
+            .evals
+            .iter()
+            .enumerate()
+            .map(|(p, e)| if p == piece { ev } else { e })
+            .collect();
+        evaluate(self.inst, self.frame, hotels.unwrap_or(&st.hotels), &evals)
+    }
+
+    /// The best joint meal option of a destination for a start: no member who cannot yield
+    /// rejects it; then by worth, named over stand-in, cheaper.
+    fn default_meal(&self, dest: usize) -> Option<u16> {
+        let d = &self.inst.dest[dest];
+        let firm: Mask = self
+            .inst
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.firm)
+            .fold(0, |a, (i, _)| a | 1 << i);
+        (0..d.meals.len())
+            .filter(|&m| d.meals[m].rejected & firm == 0)
+            .max_by_key(|&m| {
+                let f = &d.meals[m];
+                (
+                    f.value.iter().sum::<i32>(),
+                    !f.stand_in,
+                    std::cmp::Reverse(f.price),
+                    std::cmp::Reverse(m),
+                )
+            })
+            .map(|m| m as u16)
+    }
+
+    /// The start: each destination's hotel worth most to the group (cheaper on ties), and the
+    /// required meals.
+    pub fn initial(&mut self) -> State {
+        let inst = self.inst;
+        let hotels: Vec<usize> = inst
+            .dest
+            .iter()
+            .map(|d| {
+                (0..d.hotels.len())
+                    .max_by_key(|&h| {
+                        (
+                            d.hotels[h].value.iter().sum::<i32>(),
+                            std::cmp::Reverse(d.hotels[h].price),
+                            std::cmp::Reverse(h),
+                        )
+                    })
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut programs = Vec::new();
+        for p in &self.frame.pieces {
+            let mut prog = Vec::new();
+            for kind in [MealKind::Lunch, MealKind::Dinner] {
+                if p.need(kind) == Need::Required
+                    && let Some(m) = self.default_meal(p.dest)
+                {
+                    prog.push(Slot::joint(inst.all, Item::Meal(m, kind)));
+                }
+            }
+            programs.push(prog);
+        }
+        let evals: Vec<PieceEval> = (0..programs.len())
+            .map(|p| {
+                let prog = programs[p].clone();
+                self.sim(p, &prog)
+            })
+            .collect();
+        let eval = evaluate(inst, self.frame, &hotels, &evals.iter().collect::<Vec<_>>());
+        State {
+            hotels,
+            programs,
+            evals,
+            eval,
+        }
+    }
+
+    /// Sights already in the plan, per destination.
+    fn used(&self, st: &State) -> Vec<Vec<bool>> {
+        let mut used: Vec<Vec<bool>> = self
+            .inst
+            .dest
+            .iter()
+            .map(|d| vec![false; d.sights.len()])
+            .collect();
+        for (p, prog) in st.programs.iter().enumerate() {
+            let dest = self.frame.pieces[p].dest;
+            for s in prog {
+                for it in s.items() {
+                    if let Some(x) = it.sight() {
+                        used[dest][x as usize] = true;
+                    }
+                }
+            }
+        }
+        used
+    }
+
+    /// Sights of a destination that could be worth something to someone, unused so far.
+    fn promising(&self, st: &State, dest: usize) -> Vec<u16> {
+        let d = &self.inst.dest[dest];
+        let used = self.used(st);
+        (0..d.sights.len())
+            .filter(|&s| {
+                let x = &d.sights[s];
+                !used[dest][s] && (0..self.inst.n()).any(|i| x.value[i] > 0 || x.must[i] != 0)
+            })
+            .map(|s| s as u16)
+            .collect()
+    }
+
+    /// Members of `among` better off in a sight (worth or a must) and not rejecting it.
+    fn keen(&self, dest: usize, s: u16, among: Mask) -> Mask {
+        let x = &self.inst.dest[dest].sights[s as usize];
+        self.members(among)
+            .filter(|&i| x.reject[i] == 0 && (x.value[i] > 0 || x.must[i] != 0))
+            .fold(0, |a, i| a | 1 << i)
+    }
+
+    fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
+        let n = self.inst.n();
+        (0..n).filter(move |i| mask >> i & 1 == 1)
+    }
+
+    /// What the plan covers so far in a destination, per member: must_visit and must_eat items.
+    fn covered(&self, st: &State, dest: usize) -> (Vec<u32>, Vec<u32>) {
+        let n = self.inst.n();
+        let (mut v, mut e) = (vec![0u32; n], vec![0u32; n]);
+        for (p, ev) in st.evals.iter().enumerate() {
+            if self.frame.pieces[p].dest == dest {
+                for i in 0..n {
+                    v[i] |= ev.members[i].must;
+                    e[i] |= ev.members[i].must_eat;
+                }
+            }
+        }
+        (v, e)
+    }
+
+    /// Try candidate programs for a piece; keep the best if it beats `st`.
+    fn try_programs(&mut self, st: &mut State, piece: usize, candidates: Vec<Vec<Slot>>) -> bool {
+        let pairs = candidates.into_iter().map(|prog| (piece, prog)).collect();
+        self.try_anywhere(st, pairs)
+    }
+
+    /// Try candidate (piece, program) pairs over the whole plan; keep the best improvement.
+    fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Vec<Slot>)>) -> bool {
+        let mut best: Option<(Eval, usize, PieceEval, Vec<Slot>)> = None;
+        for (p, prog) in candidates {
+            if self.budget == 0 {
+                break;
+            }
+            let ev = self.sim(p, &prog);
+            if !ev.ok {
+                continue;
+            }
+            let e = self.eval_with(st, p, &ev, None);
+            let bar = best.as_ref().map_or(&st.eval, |b| &b.0);
+            if e.better(bar) {
+                best = Some((e, p, ev, prog));
+            }
+        }
+        match best {
+            Some((e, p, ev, prog)) => {
+                st.programs[p] = prog;
+                st.evals[p] = ev;
+                st.eval = e;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every program of `piece` with `slot` inserted somewhere.
+    fn insertions(&self, st: &State, piece: usize, slot: Slot) -> Vec<(usize, Vec<Slot>)> {
+        (0..=st.programs[piece].len())
+            .map(|k| {
+                let mut c = st.programs[piece].clone();
+                c.insert(k, slot);
+                (piece, c)
+            })
+            .collect()
+    }
+
+    /// A slot that serves uncovered must_visit items: the sight most members still need
+    /// forms a team, then the next sight for the others, and so on; whoever is left joins the
+    /// team whose sight they like best, or waits.
+    fn must_slots(&self, st: &State, dest: usize) -> Vec<Slot> {
+        let d = &self.inst.dest[dest];
+        let (covered, _) = self.covered(st, dest);
+        let need = |i: usize| self.inst.must_visit_all(i, dest) & !covered[i];
+        let free_sights = self.promising(st, dest);
+        let mut parts: Vec<(Mask, Item)> = Vec::new();
+        let mut free = self.inst.all;
+        while parts.len() < MAX_TEAMS {
+            let best = free_sights
+                .iter()
+                .filter(|s| !parts.iter().any(|p| p.1.sight() == Some(**s)))
+                .map(|&s| {
+                    let x = &d.sights[s as usize];
+                    let team: Mask = self
+                        .members(free)
+                        .filter(|&i| x.must[i] & need(i) != 0 && x.reject[i] == 0)
+                        .fold(0, |a, i| a | 1 << i);
+                    (team.count_ones(), s, team)
+                })
+                .filter(|b| b.0 > 0)
+                .max_by_key(|b| (b.0, std::cmp::Reverse(b.1)));
+            let Some((_, s, team)) = best else { break };
+            parts.push((team, Item::Sight(s)));
+            free &= !team;
+        }
+        if parts.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        // the others wait
+        let mut waiting = parts.clone();
+        if free != 0 {
+            waiting.push((free, Item::Rest));
+        }
+        out.push(Slot::of(&waiting));
+        // the others join the team they like best (when they like one)
+        let mut joined = parts.clone();
+        let mut rest: Mask = 0;
+        for i in self.members(free) {
+            let pick = (0..joined.len())
+                .filter_map(|j| {
+                    let x = &d.sights[joined[j].1.sight()? as usize];
+                    (x.reject[i] == 0 && x.value[i] >= 0).then_some((
+                        x.value[i],
+                        std::cmp::Reverse(j),
+                        j,
+                    ))
+                })
+                .max();
+            match pick {
+                Some((_, _, j)) => joined[j].0 |= 1 << i,
+                None => rest |= 1 << i,
+            }
+        }
+        if rest != 0 {
+            joined.push((rest, Item::Rest));
+        }
+        let joined = Slot::of(&joined);
+        if !out.contains(&joined) {
+            out.push(joined);
+        }
+        // and the same with brief visits, for days that are short of time
+        let brief: Vec<Slot> = out
+            .iter()
+            .map(|s| {
+                let parts: Vec<(Mask, Item)> =
+                    s.parts().iter().map(|&(m, i)| (m, i.toggled())).collect();
+                Slot::of(&parts)
+            })
+            .collect();
+        out.extend(brief);
+        out
+    }
+
+    /// Insert a slot serving must_visit items somewhere in the destination's pieces.
+    fn cover_musts(&mut self, st: &mut State) -> bool {
+        let mut cands = Vec::new();
+        for dest in 0..self.inst.dest.len() {
+            for slot in self.must_slots(st, dest) {
+                for p in self.pieces_of(dest) {
+                    cands.extend(self.insertions(st, p, slot));
+                }
+            }
+        }
+        self.try_anywhere(st, cands)
+    }
+
+    /// A meal slot recomposed for uncovered must_eat items: the option most members still need
+    /// forms a team, and so on; the others keep the slot's current option (or the best one
+    /// for them that no member who cannot yield rejects).
+    fn must_eat_slot(&self, st: &State, dest: usize, slot: &Slot) -> Option<Slot> {
+        let d = &self.inst.dest[dest];
+        let kind = slot.items().find_map(|i| match i {
+            Item::Meal(_, k) => Some(k),
+            _ => None,
+        })?;
+        let (_, covered) = self.covered(st, dest);
+        let need = |i: usize| self.inst.must_eat_all(i, dest) & !covered[i];
+        let mut parts: Vec<(Mask, Item)> = Vec::new();
+        let mut free = self.inst.all;
+        while parts.len() < MAX_TEAMS - 1 {
+            let best = (0..d.meals.len())
+                .map(|m| {
+                    let x = &d.meals[m];
+                    let team: Mask = self
+                        .members(free)
+                        .filter(|&i| x.must[i] & need(i) != 0 && x.rejected >> i & 1 == 0)
+                        .fold(0, |a, i| a | 1 << i);
+                    (
+                        team.count_ones(),
+                        !x.stand_in,
+                        std::cmp::Reverse(x.price),
+                        std::cmp::Reverse(m),
+                        team,
+                    )
+                })
+                .filter(|b| b.0 > 0)
+                .max();
+            let Some((_, _, _, std::cmp::Reverse(m), team)) = best else {
+                break;
+            };
+            parts.push((team, Item::Meal(m as u16, kind)));
+            free &= !team;
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        if free != 0 {
+            // the others: the slot's current option of their team when acceptable, else theirs
+            for i in self.members(free) {
+                let cur = slot.parts().iter().find(|p| p.0 >> i & 1 == 1).map(|p| p.1);
+                let ok = |m: usize| d.meals[m].rejected >> i & 1 == 0;
+                let item = match cur {
+                    Some(Item::Meal(m, _)) if ok(m as usize) => Item::Meal(m, kind),
+                    _ => {
+                        let m = (0..d.meals.len()).filter(|&m| ok(m)).max_by_key(|&m| {
+                            (d.meals[m].value[i], std::cmp::Reverse(d.meals[m].price))
+                        })?;
+                        Item::Meal(m as u16, kind)
+                    }
+                };
+                match parts.iter().position(|p| p.1 == item) {
+                    Some(j) => parts[j].0 |= 1 << i,
+                    None if parts.len() < MAX_TEAMS => parts.push((1 << i, item)),
+                    None => return None,
+                }
+            }
+        }
+        Some(Slot::of(&parts))
+    }
+
+    fn cover_must_eats(&mut self, st: &mut State) -> bool {
+        let mut cands = Vec::new();
+        for p in 0..st.programs.len() {
+            let dest = self.frame.pieces[p].dest;
+            for k in 0..st.programs[p].len() {
+                if let Some(slot) = self.must_eat_slot(st, dest, &st.programs[p][k]) {
+                    let mut c = st.programs[p].clone();
+                    c[k] = slot;
+                    cands.push((p, c));
+                }
+            }
+        }
+        self.try_anywhere(st, cands)
+    }
+
+    fn pieces_of(&self, dest: usize) -> Vec<usize> {
+        (0..self.frame.pieces.len())
+            .filter(|&p| self.frame.pieces[p].dest == dest)
+            .collect()
+    }
+
+    /// Insert one unused sight somewhere (jointly, or by the keen members while the others
+    /// wait); the best insertion over the whole plan.
+    fn insert_sight(&mut self, st: &mut State) -> bool {
+        let all = self.inst.all;
+        let mut cands = Vec::new();
+        for dest in 0..self.inst.dest.len() {
+            for s in self.promising(st, dest) {
+                let keen = self.keen(dest, s, all);
+                let mut slots = vec![Slot::joint(all, Item::Sight(s))];
+                if keen != 0 && keen != all {
+                    slots.push(Slot::of(&[
+                        (keen, Item::Sight(s)),
+                        (all & !keen, Item::Rest),
+                    ]));
+                }
+                for slot in slots {
+                    for p in self.pieces_of(dest) {
+                        cands.extend(self.insertions(st, p, slot));
+                    }
+                }
+            }
+        }
+        self.try_anywhere(st, cands)
+    }
+
+    /// Rework one slot at a time: drop it, give a team another sight or meal, let a team wait,
+    /// move a member to another team (or to wait alone), or merge everyone into one team.
+    fn rework_slots(&mut self, st: &mut State) -> bool {
+        let all = self.inst.all;
+        let mut changed = false;
+        for p in 0..st.programs.len() {
+            let dest = self.frame.pieces[p].dest;
+            let meals = self.inst.dest[dest].meals.len() as u16;
+            let mut k = 0;
+            while k < st.programs[p].len() && self.budget > 0 {
+                let slot = st.programs[p][k];
+                let meal_kind = slot.items().find_map(|i| match i {
+                    Item::Meal(_, kind) => Some(kind),
+                    _ => None,
+                });
+                let free = self.promising(st, dest);
+                let mut alts: Vec<Slot> = Vec::new();
+                for (j, &(_, item)) in slot.parts().iter().enumerate() {
+                    match meal_kind {
+                        Some(kind) => {
+                            for m in 0..meals {
+                                if Item::Meal(m, kind) != item {
+                                    alts.push(slot.with(j, Item::Meal(m, kind)));
+                                }
+                            }
+                        }
+                        None => {
+                            for &s in &free {
+                                alts.push(slot.with(j, Item::Sight(s)));
+                            }
+                            if item.sight().is_some() {
+                                alts.push(slot.with(j, item.toggled()));
+                            }
+                            if item != Item::Rest && slot.parts().len() > 1 {
+                                alts.push(slot.with(j, Item::Rest));
+                            }
+                        }
+                    }
+                    if item != Item::Rest {
+                        alts.push(Slot::joint(all, item));
+                    }
+                }
+                for i in 0..self.inst.n() {
+                    let extra = usize::from(meal_kind.is_none());
+                    for to in 0..slot.parts().len() + extra {
+                        let m = slot.moved(i, to);
+                        if m != slot && (meal_kind.is_none() || m.items().all(|x| x != Item::Rest))
+                        {
+                            alts.push(m);
+                        }
+                    }
+                }
+                let mut cands: Vec<Vec<Slot>> = Vec::new();
+                if meal_kind.is_none() {
+                    let mut c = st.programs[p].clone();
+                    c.remove(k);
+                    cands.push(c);
+                }
+                for a in alts {
+                    let mut c = st.programs[p].clone();
+                    if a.idle() {
+                        c.remove(k);
+                    } else {
+                        c[k] = a;
+                    }
+                    cands.push(c);
+                }
+                if self.try_programs(st, p, cands) {
+                    changed = true;
+                }
+                k += 1;
+            }
+        }
+        changed
+    }
+
+    /// Add an optional meal where the piece could have one.
+    fn add_meals(&mut self, st: &mut State) -> bool {
+        let all = self.inst.all;
+        let mut changed = false;
+        for p in 0..st.programs.len() {
+            let piece = self.frame.pieces[p].clone();
+            for kind in [MealKind::Lunch, MealKind::Dinner] {
+                let has = st.programs[p].iter().any(|s| {
+                    s.items()
+                        .any(|i| matches!(i, Item::Meal(_, x) if x == kind))
+                });
+                if has || piece.need(kind) != Need::Optional {
+                    continue;
+                }
+                let Some(m) = self.default_meal(piece.dest) else {
+                    continue;
+                };
+                let joint = Slot::joint(all, Item::Meal(m, kind));
+                let mut slots = vec![joint];
+                // or a meal composed for the must_eat items still missing
+                if let Some(s) = self.must_eat_slot(st, piece.dest, &joint) {
+                    slots.push(s);
+                }
+                let cands = slots
+                    .into_iter()
+                    .flat_map(|s| self.insertions(st, p, s))
+                    .map(|c| c.1)
+                    .collect();
+                if self.try_programs(st, p, cands) {
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// When a budget is exceeded: the cheapest hotels, the cheapest meals (keeping what each
+    /// team's meal covers of must_eat and never a rejected one), or both, at once.
+    fn cheapen(&mut self, st: &mut State) -> bool {
+        let over = st
+            .eval
+            .members
+            .iter()
+            .any(|m| m.broken.iter().any(|b| b.0 == Field::Budget));
+        if !over {
+            return false;
+        }
+        let inst = self.inst;
+        let hotels: Vec<usize> = inst
+            .dest
+            .iter()
+            .map(|d| {
+                (0..d.hotels.len())
+                    .min_by_key(|&h| (d.hotels[h].price, -d.hotels[h].value.iter().sum::<i32>(), h))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut programs = st.programs.clone();
+        for (p, prog) in programs.iter_mut().enumerate() {
+            let d = &inst.dest[self.frame.pieces[p].dest];
+            for slot in prog.iter_mut() {
+                let parts: Vec<(Mask, Item)> = slot
+                    .parts()
+                    .iter()
+                    .map(|&(team, item)| match item {
+                        Item::Meal(cur, kind) => {
+                            let c = &d.meals[cur as usize];
+                            let best = (0..d.meals.len())
+                                .filter(|&m| {
+                                    let x = &d.meals[m];
+                                    x.rejected & team == 0
+                                        && (0..inst.n())
+                                            .filter(|i| team >> i & 1 == 1)
+                                            .all(|i| x.must[i] & c.must[i] == c.must[i])
+                                })
+                                .min_by_key(|&m| (d.meals[m].price, m))
+                                .unwrap_or(cur as usize);
+                            (team, Item::Meal(best as u16, kind))
+                        }
+                        other => (team, other),
+                    })
+                    .collect();
+                *slot = Slot::of(&parts);
+            }
+        }
+        let mut best: Option<State> = None;
+        for (h, pr) in [(true, false), (false, true), (true, true)] {
+            let hs = if h { hotels.clone() } else { st.hotels.clone() };
+            let progs = if pr {
+                programs.clone()
+            } else {
+                st.programs.clone()
+            };
+            let evals: Vec<PieceEval> = (0..progs.len())
+                .map(|p| {
+                    if pr {
+                        self.sim(p, &progs[p])
+                    } else {
+                        st.evals[p].clone()
+                    }
+                })
+                .collect();
+            if evals.iter().any(|e| !e.ok) {
+                continue;
+            }
+            let eval = evaluate(inst, self.frame, &hs, &evals.iter().collect::<Vec<_>>());
+            let bar = best.as_ref().map_or(&st.eval, |b| &b.eval);
+            if eval.better(bar) {
+                best = Some(State {
+                    hotels: hs,
+                    programs: progs,
+                    evals,
+                    eval,
+                });
+            }
+        }
+        match best {
+            Some(b) => {
+                *st = b;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Swap neighbouring slots (a different order may fit opening hours or free time).
+    fn reorder(&mut self, st: &mut State) -> bool {
+        let mut changed = false;
+        for p in 0..st.programs.len() {
+            let cands: Vec<Vec<Slot>> = (1..st.programs[p].len())
+                .map(|k| {
+                    let mut c = st.programs[p].clone();
+                    c.swap(k - 1, k);
+                    c
+                })
+                .collect();
+            if self.try_programs(st, p, cands) {
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    fn rework_hotels(&mut self, st: &mut State) -> bool {
+        let mut changed = false;
+        for dest in 0..self.inst.dest.len() {
+            for h in 0..self.inst.dest[dest].hotels.len() {
+                let mut hotels = st.hotels.clone();
+                hotels[dest] = h;
+                let e = evaluate(
+                    self.inst,
+                    self.frame,
+                    &hotels,
+                    &st.evals.iter().collect::<Vec<_>>(),
+                );
+                if e.better(&st.eval) {
+                    st.hotels = hotels;
+                    st.eval = e;
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Local search from the start until nothing improves or the budget is spent.
+    pub fn run(&mut self) -> State {
+        let mut st = self.initial();
+        loop {
+            let mut changed = false;
+            while self.budget > 0 && self.cover_musts(&mut st) {
+                changed = true;
+            }
+            while self.budget > 0 && self.cover_must_eats(&mut st) {
+                changed = true;
+            }
+            while self.budget > 0 && self.insert_sight(&mut st) {
+                changed = true;
+            }
+            changed |= self.cheapen(&mut st);
+            changed |= self.add_meals(&mut st);
+            changed |= self.rework_hotels(&mut st);
+            changed |= self.rework_slots(&mut st);
+            changed |= self.reorder(&mut st);
+            if !changed || self.budget == 0 {
+                break;
+            }
+        }
+        st
+    }
+}

@@ -1,0 +1,410 @@
+//! A piece's program (an ordered list of slots, each done by the whole group or by two teams
+//! at once) turned into timed activities: transfers wherever someone changes place, visits
+//! inside opening hours, meals inside their windows, rests for a team that waits, and the trip
+//! to the end place in time. It also sums what the piece is worth to each member.
+
+use super::frame::{Anchor, Frame, Need, Piece};
+use super::instance::{Instance, Items, Mask};
+use super::model::{self, MealKind, up5};
+use gtb_score::utility::split_penalty;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Item {
+    Sight(u16),
+    /// a short visit to a sight (`model::BRIEF_VISIT` minutes) when time is short
+    Brief(u16),
+    Meal(u16, MealKind),
+    /// stay where one is (only for the second team of a split slot)
+    Rest,
+}
+
+impl Item {
+    /// The sight visited, fully or briefly.
+    pub fn sight(self) -> Option<u16> {
+        match self {
+            Item::Sight(s) | Item::Brief(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// A full visit made brief, a brief one full; anything else unchanged.
+    pub fn toggled(self) -> Item {
+        match self {
+            Item::Sight(s) => Item::Brief(s),
+            Item::Brief(s) => Item::Sight(s),
+            other => other,
+        }
+    }
+}
+
+/// Teams a slot may have (a slot with K teams costs K − 1 in the release's split penalty).
+pub const MAX_TEAMS: usize = 4;
+
+/// One slot of a program: the group split into teams (one team: everyone together), each
+/// doing one item at the same time. The teams partition the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    parts: [(Mask, Item); MAX_TEAMS],
+    len: u8,
+}
+
+impl Slot {
+    pub fn joint(all: Mask, item: Item) -> Slot {
+        Slot::of(&[(all, item)])
+    }
+    /// A slot of these teams (empty teams dropped, at most `MAX_TEAMS`).
+    pub fn of(parts: &[(Mask, Item)]) -> Slot {
+        let mut s = Slot {
+            parts: [(0, Item::Rest); MAX_TEAMS],
+            len: 0,
+        };
+        for &(m, i) in parts.iter().filter(|(m, _)| *m != 0).take(MAX_TEAMS) {
+            s.parts[s.len as usize] = (m, i);
+            s.len += 1;
+        }
+        s
+    }
+    pub fn parts(&self) -> &[(Mask, Item)] {
+        &self.parts[..self.len as usize]
+    }
+    pub fn items(&self) -> impl Iterator<Item = Item> + '_ {
+        self.parts().iter().map(|p| p.1)
+    }
+    /// Whether nobody does anything (every team rests).
+    pub fn idle(&self) -> bool {
+        self.items().all(|i| i == Item::Rest)
+    }
+    /// The same slot with member `i` moved into team `to` (or a new resting team when `to`
+    /// is past the last team).
+    pub fn moved(&self, i: usize, to: usize) -> Slot {
+        let bit: Mask = 1 << i;
+        let mut parts: Vec<(Mask, Item)> =
+            self.parts().iter().map(|&(m, it)| (m & !bit, it)).collect();
+        if to < parts.len() {
+            parts[to].0 |= bit;
+        } else {
+            parts.push((bit, Item::Rest));
+        }
+        Slot::of(&parts)
+    }
+    /// The same slot with team `j` doing `item`.
+    pub fn with(&self, j: usize, item: Item) -> Slot {
+        let mut s = *self;
+        s.parts[j].1 = item;
+        s
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Terminal(usize),
+    Hotel,
+    Sight(u16),
+    Meal(u16),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActKind {
+    Transfer(Place, Place),
+    Sight(u16),
+    Meal(u16),
+    Rest,
+    Hotel,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Act {
+    pub kind: ActKind,
+    pub start: u32,
+    pub end: u32,
+    pub mask: Mask,
+}
+
+/// What a piece gives one member.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemberPiece {
+    /// category and food terms
+    pub value: i32,
+    pub must: Items,
+    pub reject: Items,
+    pub must_eat: Items,
+    pub reject_eat: bool,
+    pub pois: u32,
+    /// attraction and transfer minutes
+    pub active: u32,
+    pub food: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct PieceEval {
+    /// the program fits: opening hours, meal windows, required meals, end in time
+    pub ok: bool,
+    pub members: Vec<MemberPiece>,
+    pub split: i64,
+    /// meals at stand-in venues (a named one is preferred when it is worth as much)
+    pub stand_ins: u32,
+    pub acts: Vec<Act>,
+}
+
+/// How long a visit lasts: the sight's time, or the brief one.
+fn visit_minutes(item: Item, full: u32) -> u32 {
+    match item {
+        Item::Brief(_) => model::BRIEF_VISIT.min(full),
+        _ => full,
+    }
+}
+
+fn minutes_of(hhmm: &str) -> Option<u32> {
+    let (h, m) = hhmm.split_once(':')?;
+    Some(h.parse::<u32>().ok()? * 60 + m.parse::<u32>().ok()?)
+}
+
+struct Run<'a> {
+    inst: &'a Instance<'a>,
+    frame: &'a Frame,
+    piece: &'a Piece,
+    loc: [Place; 8],
+    clock: [u32; 8],
+    out: PieceEval,
+}
+
+/// Where a place is: sights at their coordinates; terminals, hotels and restaurants (which
+/// have none in the resources) at the city centre.
+pub fn coords(inst: &Instance, dest: usize, p: Place) -> (f64, f64) {
+    let d = &inst.dest[dest];
+    match p {
+        Place::Sight(s) => d.sights[s as usize].at,
+        _ => d.centre,
+    }
+}
+
+impl Run<'_> {
+    /// Minutes of a transfer: a ride across town, plus the way to or from a terminal.
+    fn transfer(&self, a: Place, b: Place) -> u32 {
+        let sight = |p: Place| match p {
+            Place::Sight(s) => Some(s),
+            _ => None,
+        };
+        let ride = self.inst.ride(self.piece.dest, sight(a), sight(b));
+        let terminal = [a, b].iter().find_map(|p| match p {
+            Place::Terminal(leg) => Some(self.frame.mode(self.inst, *leg)),
+            _ => None,
+        });
+        match terminal.map(|m| (m, model::access(m).0)) {
+            // a car waits where the group is: only the walk to it
+            Some(("自驾", acc)) => acc,
+            // the access time covers the way between the terminal and the centre
+            Some((_, acc)) => {
+                up5((acc + ride - self.inst.ride(self.piece.dest, None, None)).min(150))
+            }
+            None => ride,
+        }
+    }
+
+    fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
+        let n = self.inst.n();
+        (0..n).filter(move |i| mask >> i & 1 == 1)
+    }
+
+    /// Move `mask` to `target` (a transfer per place they come from); returns when all are there.
+    fn go(&mut self, mask: Mask, target: Place) -> u32 {
+        let mut ready = 0;
+        let mut left = mask;
+        while left != 0 {
+            let first = left.trailing_zeros() as usize;
+            let from = self.loc[first];
+            let group: Mask = self
+                .members(left)
+                .filter(|&i| self.loc[i] == from)
+                .fold(0, |g, i| g | 1 << i);
+            let t0 = self
+                .members(group)
+                .map(|i| self.clock[i])
+                .max()
+                .unwrap_or(0);
+            let mut arrive = t0;
+            if from != target {
+                let dur = self.transfer(from, target);
+                arrive = t0 + dur;
+                self.out.acts.push(Act {
+                    kind: ActKind::Transfer(from, target),
+                    start: t0,
+                    end: arrive,
+                    mask: group,
+                });
+                for i in self.members(group) {
+                    self.out.members[i].active += dur;
+                }
+            }
+            for i in self.members(group) {
+                self.loc[i] = target;
+                self.clock[i] = arrive;
+            }
+            ready = ready.max(arrive);
+            left &= !group;
+        }
+        ready
+    }
+
+    /// When `item` can start at `ready`, and its end; `None` when it cannot fit.
+    fn schedule(&self, item: Item, ready: u32) -> Option<(u32, u32)> {
+        match item {
+            Item::Sight(s) | Item::Brief(s) => {
+                let sight = &self.inst.dest[self.piece.dest].sights[s as usize];
+                let dur = visit_minutes(item, sight.minutes);
+                let start = match self.inst.windows(sight, self.piece.day) {
+                    None => up5(ready),
+                    Some(ws) => ws.iter().find_map(|w| {
+                        let (o, c) = (minutes_of(&w.open)?, minutes_of(&w.close)?);
+                        let s = up5(ready.max(o));
+                        (s + dur <= c).then_some(s)
+                    })?,
+                };
+                (start + dur <= model::SIGHT_LATEST_END).then_some((start, start + dur))
+            }
+            Item::Meal(_, kind) => {
+                let (earliest, latest, dur) = kind.window();
+                let start = up5(ready.max(earliest));
+                (start <= latest).then_some((start, start + dur))
+            }
+            Item::Rest => Some((ready, ready)),
+        }
+    }
+
+    fn credit(&mut self, mask: Mask, item: Item) {
+        let d = &self.inst.dest[self.piece.dest];
+        if let Item::Meal(f, _) = item {
+            self.out.stand_ins += u32::from(d.meals[f as usize].stand_in);
+        }
+        for i in self.members(mask) {
+            let m = &mut self.out.members[i];
+            match item {
+                Item::Sight(s) | Item::Brief(s) => {
+                    let s = &d.sights[s as usize];
+                    m.value += s.value[i];
+                    m.must |= s.must[i];
+                    m.reject |= s.reject[i];
+                    m.pois += 1;
+                    m.active += visit_minutes(item, s.minutes);
+                }
+                Item::Meal(f, _) => {
+                    let f = &d.meals[f as usize];
+                    m.value += f.value[i];
+                    m.must_eat |= f.must[i];
+                    m.reject_eat |= f.rejected >> i & 1 == 1;
+                    m.food += f.price;
+                }
+                Item::Rest => {}
+            }
+        }
+    }
+
+    fn slot(&mut self, slot: &Slot) -> bool {
+        let mut ends = Vec::new();
+        let teams = slot.parts();
+        for &(mask, item) in teams.iter().filter(|(m, i)| *m != 0 && *i != Item::Rest) {
+            let target = match item {
+                Item::Sight(s) | Item::Brief(s) => Place::Sight(s),
+                Item::Meal(f, _) => Place::Meal(f),
+                Item::Rest => unreachable!("filtered"),
+            };
+            let ready = self.go(mask, target);
+            let Some((start, end)) = self.schedule(item, ready) else {
+                return false;
+            };
+            self.out.acts.push(Act {
+                kind: match item {
+                    Item::Sight(s) | Item::Brief(s) => ActKind::Sight(s),
+                    Item::Meal(f, _) => ActKind::Meal(f),
+                    Item::Rest => ActKind::Rest,
+                },
+                start,
+                end,
+                mask,
+            });
+            self.credit(mask, item);
+            for i in self.members(mask) {
+                self.clock[i] = end;
+            }
+            ends.push(end);
+        }
+        let until = ends.iter().copied().max().unwrap_or(0);
+        for &(mask, _) in teams.iter().filter(|(m, i)| *m != 0 && *i == Item::Rest) {
+            let from = self.members(mask).map(|i| self.clock[i]).max().unwrap_or(0);
+            if until > from {
+                self.out.acts.push(Act {
+                    kind: ActKind::Rest,
+                    start: from,
+                    end: until,
+                    mask,
+                });
+                for i in self.members(mask) {
+                    self.clock[i] = until;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Run a piece's program.
+pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> PieceEval {
+    let p = &frame.pieces[piece];
+    let start_at = match p.start_at {
+        Anchor::Hotel => Place::Hotel,
+        Anchor::Terminal(leg) => Place::Terminal(leg),
+    };
+    let mut run = Run {
+        inst,
+        frame,
+        piece: p,
+        loc: [start_at; 8],
+        clock: [p.start; 8],
+        out: PieceEval {
+            ok: false,
+            members: vec![MemberPiece::default(); inst.n()],
+            split: 0,
+            stand_ins: 0,
+            acts: Vec::new(),
+        },
+    };
+    for kind in [MealKind::Lunch, MealKind::Dinner] {
+        let has = program.iter().any(|s| {
+            s.items()
+                .any(|i| matches!(i, Item::Meal(_, k) if k == kind))
+        });
+        if p.need(kind) == Need::Required && !has || p.need(kind) == Need::No && has {
+            return run.out;
+        }
+    }
+    for s in program {
+        if !run.slot(s) {
+            return run.out;
+        }
+    }
+    let end_at = match p.end_at {
+        Anchor::Hotel => Place::Hotel,
+        Anchor::Terminal(leg) => Place::Terminal(leg),
+    };
+    let ready = run.go(inst.all, end_at);
+    if ready > p.end_limit {
+        return run.out;
+    }
+    if p.end_at == Anchor::Hotel {
+        run.out.acts.push(Act {
+            kind: ActKind::Hotel,
+            start: ready,
+            end: model::HOTEL_CHECKOUT,
+            mask: inst.all,
+        });
+    }
+    let parts: Vec<(u32, u32, Mask)> = run
+        .out
+        .acts
+        .iter()
+        .filter(|a| a.mask != inst.all && a.kind != ActKind::Hotel)
+        .map(|a| (a.start, a.end, a.mask))
+        .collect();
+    run.out.split = split_penalty(&parts, |a, b| a & b == 0);
+    run.out.ok = true;
+    run.out
+}

@@ -1,0 +1,177 @@
+//! Check `contradictions`: one member naming the same item in two tiers of one field (must and
+//! reject, prefer and avoid, ...), or rejecting the scenic area around a must_visit sight (a
+//! reject of an area covers its parts: `resources::parents`). The stronger tier wins: in
+//! `Mode::Fix` the item leaves the weaker tier.
+
+use super::{Finding, Mode, Outcome, Validator};
+use gtb_core::task::{Preference, Task};
+
+/// The tiers of a four-tier field, strongest first where it matters: must (0), prefer (1),
+/// avoid (2), reject (3).
+type Tiers<'t> = [(&'static str, &'t mut Vec<String>); 4];
+
+/// (stronger, weaker) tier pairs of transport, in the order their findings are reported.
+const TRANSPORT_PAIRS: [(usize, usize); 6] = [(0, 3), (0, 1), (0, 2), (3, 1), (3, 2), (1, 2)];
+/// (stronger, weaker) tier pairs of food, in the order their findings are reported.
+const FOOD_PAIRS: [(usize, usize); 6] = [(0, 3), (0, 2), (0, 1), (3, 1), (3, 2), (1, 2)];
+
+pub(super) fn check(_v: &Validator, t: &mut Task, mode: Mode, out: &mut Outcome) {
+    let task_id = t.task_id.clone();
+    for (u, entry) in t.user_preferences.iter_mut() {
+        let mut log = Log {
+            task_id: &task_id,
+            user: u,
+            mode,
+            found: Vec::new(),
+        };
+        member(&mut entry.preference, &mut log);
+        for f in log.found {
+            Validator::fixable(out, mode, f);
+        }
+    }
+}
+
+/// Every field of one member: transport and hotels, then each city's attractions and food.
+fn member(p: &mut Preference, log: &mut Log) {
+    let g = &mut p.global_constraints;
+    let tr = &mut g.transport;
+    let mut tiers = [
+        ("transport.must", &mut tr.must),
+        ("transport.prefer", &mut tr.prefer),
+        ("transport.avoid", &mut tr.avoid),
+        ("transport.reject", &mut tr.reject),
+    ];
+    four_tiers(&mut tiers, &TRANSPORT_PAIRS, "", log);
+    let hp = &mut g.hotel_preference;
+    let prefer = hp.prefer.clone();
+    log.keep_stronger(
+        "",
+        (&prefer, "hotel_preference.prefer"),
+        (&mut hp.avoid, "hotel_preference.avoid"),
+    );
+    for (city, cp) in p.city_specific_preferences.iter_mut() {
+        let a = &mut cp.attractions;
+        let must = a.must_visit.clone();
+        log.keep_stronger(
+            city,
+            (&must, "attractions.must_visit"),
+            (&mut a.reject_visit, "attractions.reject_visit"),
+        );
+        let c = &mut a.category_pref;
+        let positive = c.positive.clone();
+        log.keep_stronger(
+            city,
+            (&positive, "category_pref.positive"),
+            (&mut c.negative, "category_pref.negative"),
+        );
+        let fo = &mut cp.food;
+        let mut tiers = [
+            ("food.must_eat", &mut fo.must_eat),
+            ("food.prefer_eat", &mut fo.prefer_eat),
+            ("food.avoid_eat", &mut fo.avoid_eat),
+            ("food.reject_eat", &mut fo.reject_eat),
+        ];
+        four_tiers(&mut tiers, &FOOD_PAIRS, city, log);
+    }
+}
+
+/// A four-tier field: each (stronger, weaker) pair, the stronger tier as it was before any fix.
+fn four_tiers(tiers: &mut Tiers, pairs: &[(usize, usize)], city: &str, log: &mut Log) {
+    let before: Vec<Vec<String>> = tiers.iter().map(|(_, l)| l.to_vec()).collect();
+    for &(s, w) in pairs {
+        let strong_field = tiers[s].0;
+        let (weak_field, weak) = &mut tiers[w];
+        log.keep_stronger(city, (&before[s], strong_field), (weak, weak_field));
+    }
+}
+
+/// The findings of one member.
+struct Log<'l> {
+    task_id: &'l str,
+    user: &'l str,
+    mode: Mode,
+    found: Vec<Finding>,
+}
+
+impl Log<'_> {
+    /// Items of `weak` that are also in `strong`: a finding each, and in `Mode::Fix` they
+    /// leave `weak`.
+    fn keep_stronger(
+        &mut self,
+        city: &str,
+        (strong, strong_field): (&[String], &str),
+        (weak, weak_field): (&mut Vec<String>, &str),
+    ) {
+        let removed: Vec<String> = weak
+            .iter()
+            .filter(|x| strong.contains(x))
+            .cloned()
+            .collect();
+        if self.mode == Mode::Fix {
+            weak.retain(|x| !strong.contains(x));
+        }
+        let kept = if self.mode == Mode::Fix {
+            ", which is kept"
+        } else {
+            ""
+        };
+        for item in removed {
+            self.found.push(Finding {
+                check: "contradictions",
+                task_id: self.task_id.to_string(),
+                user: self.user.to_string(),
+                city: city.into(),
+                field: weak_field.into(),
+                item,
+                message: format!("also in {strong_field}, the stronger tier{kept}"),
+            });
+        }
+    }
+}
+
+/// A member who must visit 华山西峰 and rejects 华山 contradicts themself: the reject of the
+/// area goes (in `Mode::Fix`), the must stays.
+pub(super) fn rejected_areas(v: &Validator, t: &mut Task, mode: Mode, out: &mut Outcome) {
+    let task_id = t.task_id.clone();
+    let kept = if mode == Mode::Fix {
+        ", which is kept"
+    } else {
+        ""
+    };
+    for (u, entry) in t.user_preferences.iter_mut() {
+        for (city, cp) in entry.preference.city_specific_preferences.iter_mut() {
+            let Some(cid) = v.res.city_id(city) else {
+                continue;
+            };
+            let a = &mut cp.attractions;
+            let covering: Vec<(String, String)> = a
+                .reject_visit
+                .iter()
+                .filter_map(|r| {
+                    let m = a
+                        .must_visit
+                        .iter()
+                        .find(|m| *m != r && v.res.covers(cid, r, m))?;
+                    Some((r.clone(), m.clone()))
+                })
+                .collect();
+            for (r, m) in covering {
+                if mode == Mode::Fix {
+                    a.reject_visit.retain(|x| *x != r);
+                }
+                let f = Finding {
+                    check: "contradictions",
+                    task_id: task_id.clone(),
+                    user: u.clone(),
+                    city: city.clone(),
+                    field: "attractions.reject_visit".into(),
+                    item: r,
+                    message: format!(
+                        "rejects the area around must_visit {m:?}, the stronger tier{kept}"
+                    ),
+                };
+                Validator::fixable(out, mode, f);
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! `gtb validate` and the validators (issue 5's evidence).
+
+use crate::common::*;
+use gtb_core::task::Task;
+use std::path::Path;
+
+#[test]
+fn validate_flags_unknown_poi_contradiction_and_impossible_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = 30;
+    let s = build(&cfg, 2);
+    let path = &s.splits[0].path;
+    // a clean build passes
+    let (n, findings) = gtb_ops::validate_file(&cfg, path).unwrap();
+    assert_eq!(n, 30);
+    assert!(
+        findings.is_empty(),
+        "{:?}",
+        findings.iter().take(3).collect::<Vec<_>>()
+    );
+    // break one task three ways
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut tasks: Vec<Task> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let task_id = tasks[0].task_id.clone();
+    let t = &mut tasks[0];
+    let (user, entry) = t.user_preferences.iter_mut().next().unwrap();
+    let user = user.clone();
+    let city = t.metadata.cities[0].clone();
+    let cp = entry
+        .preference
+        .city_specific_preferences
+        .get_mut(&city)
+        .unwrap();
+    cp.attractions.must_visit.push("霍格沃茨魔法学校".into());
+    cp.food.must_eat.push("黄油啤酒".into());
+    let must = cp.attractions.must_visit[0].clone();
+    cp.attractions.reject_visit = vec![must.clone()];
+    entry.preference.global_constraints.avg_budget = 100;
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, gtb_ops::sinks::release_bytes(&tasks)).unwrap();
+    let (_, findings) = gtb_ops::validate_file(&cfg, &bad).unwrap();
+    let msgs: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
+    let has = |check: &str, item: &str| {
+        findings
+            .iter()
+            .any(|f| f.check == check && f.user == user && f.item.contains(item))
+    };
+    assert!(has("poi_names", "霍格沃茨魔法学校"), "{msgs:?}");
+    assert!(has("poi_names", "黄油啤酒"), "{msgs:?}");
+    assert!(has("contradictions", &must), "{msgs:?}");
+    assert!(has("certificate.budget", "100"), "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains(&task_id) && m.contains(&format!("city={city}")))
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(has_official_examples),
+    ignore = "needs ../shared/spec/official_examples.jsonl (absent)"
+)]
+fn issue12_official_examples_pass_reachability_and_the_certificate() {
+    // task_004329 returns 万宁 -> 长春 by air: a connection at a hub, not a missing route
+    let Some(shared) = shared() else { return };
+    let cfg = crate::common::config_in(Path::new("/nonexistent"));
+    let (n, findings) =
+        gtb_ops::validate_file(&cfg, &shared.join("spec/official_examples.jsonl")).unwrap();
+    assert_eq!(n, 3);
+    let trip: Vec<String> = findings
+        .iter()
+        .map(|f| f.to_string())
+        .filter(|m| m.contains("[certificate") || m.contains("[reachability"))
+        .collect();
+    assert!(trip.is_empty(), "{trip:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(has_official_examples),
+    ignore = "needs ../shared/spec/official_examples.jsonl (absent)"
+)]
+fn official_examples_reserialise_byte_identically() {
+    let Some(shared) = shared() else { return };
+    let p = shared.join("spec/official_examples.jsonl");
+    let text = std::fs::read_to_string(&p).unwrap();
+    for line in text.lines() {
+        let t: Task = serde_json::from_str(line).unwrap();
+        assert_eq!(gtb_core::pyjson::to_string(&t), line);
+    }
+}

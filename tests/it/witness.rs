@@ -1,0 +1,368 @@
+//! Issue 15: witness plans (`gtb solve`) and plan scoring (`gtb score`).
+
+use crate::common::{build, config_in};
+use gtb_core::task::Task;
+use gtb_ops::solve::{plan_line, plans_bytes, read_plans, read_tasks, score_lines, solve_tasks};
+use gtb_plan::PlanLine;
+use gtb_score::{PoiDb, score_plan};
+use gtb_solve::Solver;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A built split of `n` tasks: (its folder, the tasks, test.jsonl).
+fn built(n: usize) -> (tempfile::TempDir, Vec<Task>, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = n;
+    let s = build(&cfg, 2);
+    let path = s.splits[0].path.clone();
+    let tasks = read_tasks(&path).unwrap();
+    (dir, tasks, path)
+}
+
+fn resources() -> gtb_resources::Resources {
+    gtb_ops::load_resources(&config_in(Path::new("/nonexistent"))).unwrap()
+}
+
+fn checker(tasks: &Path, plans: &Path) -> (bool, String) {
+    let out = Command::new("python3")
+        .arg(crate::common::root().join("tests/check_witness.py"))
+        .arg(tasks)
+        .arg(plans)
+        .output()
+        .expect("python3 is needed for the independent witness checker (tests/check_witness.py)");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// `[solve] enabled = true`: every task of a 130-task build has a witness in `plans.jsonl`
+/// (tasks without one were regenerated or replaced, and counted under check `witness`), the
+/// scorer finds every plan valid and within the contract, the independent checker agrees, and
+/// `gtb score` exits 0.
+#[test]
+fn issue15_witnesses_pass_the_scorer_and_the_independent_checker() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = 130;
+    cfg.solve.enabled = true;
+    let s = build(&cfg, 2);
+    let path = s.splits[0].path.clone();
+    let tasks = read_tasks(&path).unwrap();
+    assert_eq!(tasks.len(), 130);
+    let plans = path.with_file_name("plans.jsonl");
+    let lines = read_plans(&plans).unwrap();
+    let ids = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<String>>();
+    assert_eq!(
+        ids(lines.iter().map(|l| &l.task_id).collect()),
+        ids(tasks.iter().map(|t| &t.task_id).collect()),
+        "plans.jsonl follows test.jsonl"
+    );
+    let db = PoiDb::from_resources(&resources());
+    for (t, l) in tasks.iter().zip(&lines) {
+        let plan = l.plan.as_ref().unwrap_or_else(|| {
+            panic!("{}: no witness ({:?})", t.task_id, l.reason);
+        });
+        let s = score_plan(t, plan, &l.compromises, &db);
+        assert!(s.validity.valid, "{}: {:?}", t.task_id, s.validity.issues);
+        assert!(s.violations.is_empty(), "{}: {:?}", t.task_id, s.violations);
+        let scores = l.scores.as_ref().unwrap();
+        assert_eq!(scores["group_utility"], json!(s.utility.total_score));
+        assert!(
+            scores["upper_bound"].as_i64().unwrap() >= s.utility.total_score,
+            "{}",
+            t.task_id
+        );
+        for c in &l.compromises {
+            assert!(
+                t.user_preferences[&c.user].compromisable,
+                "{}: {c:?}",
+                t.task_id
+            );
+        }
+    }
+    // the drops for want of a witness are counted in the validation report
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(cfg.run.reports.join("report.json")).unwrap())
+            .unwrap();
+    assert!(
+        report.to_string().contains("\"witness\""),
+        "the report counts no witness drop: {report}"
+    );
+    let figures = std::fs::read_to_string(cfg.run.reports.join("witness.md")).unwrap();
+    assert!(figures.contains("| all | 130 | 130 |"), "{figures}");
+    let (ok, text) = checker(&path, &plans);
+    assert!(ok, "the independent checker disagrees:\n{text}");
+    assert!(text.contains("checked 130 plan(s)"), "{text}");
+    let out = Command::new(env!("CARGO_BIN_EXE_gtb"))
+        .current_dir(crate::common::root())
+        .args([
+            "score",
+            path.to_str().unwrap(),
+            plans.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["valid"], json!(130));
+    assert_eq!(report["breaking"], json!(0));
+}
+
+/// `[solve]` off (the default): no solve stage, no plans, and the task file is the one the
+/// golden sha256 pins (tests/golden.rs checks the default build's bytes).
+#[test]
+fn issue15_solve_off_leaves_the_build_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    assert!(!cfg.solve.enabled, "gtb.toml turns [solve] off by default");
+    cfg.run.n = 60;
+    let off = build(&cfg, 2);
+    assert!(off.stages.iter().all(|(s, _)| !s.ends_with("/solve")));
+    assert!(!cfg.run.out.join("plans.jsonl").exists());
+    assert!(!cfg.run.reports.join("witness.md").exists());
+    let golden =
+        std::fs::read_to_string(crate::common::root().join("tests/golden/default_build.sha256"))
+            .unwrap();
+    let mut full = config_in(dir.path());
+    full.run.out = dir.path().join("full");
+    full.run.work_dir = dir.path().join("full/.work");
+    full.run.reports = dir.path().join("full-reports");
+    let s = build(&full, 2);
+    assert_eq!(
+        Some(s.splits[0].sha256.as_str()),
+        golden.split_whitespace().next()
+    );
+}
+
+#[test]
+fn issue15_unsolvable_task_gets_no_plan_and_a_reason_naming_the_budget() {
+    let (_dir, tasks, _) = built(20);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let solver = Solver::new(&res, &db);
+    let mut t = tasks[0].clone();
+    for e in t.user_preferences.values_mut() {
+        e.compromisable = false;
+        e.preference.global_constraints.avg_budget = 100;
+    }
+    t.metadata.compromise_pattern.clear();
+    let line = plan_line(&solver, &t);
+    assert!(line.plan.is_none());
+    let reason = line.reason.unwrap();
+    let first = t.user_preferences.keys().next().unwrap();
+    assert!(
+        reason.contains(&format!(
+            "the budget of {first} (100 CNY) is below the cheapest shared trip"
+        )),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("transport") && reason.contains("meals"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn issue15_solving_is_deterministic_across_threads() {
+    let (_dir, tasks, _) = built(40);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let solver = Solver::new(&res, &db);
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| plans_bytes(&solve_tasks(&solver, &tasks)))
+    };
+    assert_eq!(run(1), run(2));
+}
+
+/// The first witness of a small build, as JSON, with its task.
+fn a_witness() -> (Task, Value, PoiDb) {
+    let (_dir, tasks, _) = built(20);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let solver = Solver::new(&res, &db);
+    for t in tasks {
+        let l = plan_line(&solver, &t);
+        if let (Some(p), true) = (l.plan, l.compromises.is_empty()) {
+            return (t, p, db);
+        }
+    }
+    panic!("no witness without compromises among 20 tasks");
+}
+
+fn issues(t: &Task, plan: &Value, db: &PoiDb) -> Vec<&'static str> {
+    score_plan(t, plan, &[], db)
+        .validity
+        .issues
+        .iter()
+        .map(|i| i.kind)
+        .collect()
+}
+
+/// Every (day, segment, activity) position of an activity of `kind`.
+fn find(plan: &Value, kind: &str) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    for (d, day) in plan["days"].as_array().unwrap().iter().enumerate() {
+        for (s, seg) in day["city_segments"].as_array().unwrap().iter().enumerate() {
+            if let Some(acts) = seg["activities"].as_array() {
+                for (a, act) in acts.iter().enumerate() {
+                    if act["type"] == kind {
+                        out.push((d, s, a));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn issue15_scorer_reports_each_validity_rule() {
+    let (t, plan, db) = a_witness();
+    assert!(issues(&t, &plan, &db).is_empty());
+    let act = |p: &Value, (d, s, a): (usize, usize, usize)| -> Value {
+        p["days"][d]["city_segments"][s]["activities"][a].clone()
+    };
+    let acts_mut = |p: &mut Value, d: usize, s: usize| -> Vec<Value> {
+        p["days"][d]["city_segments"][s]["activities"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    // 1: a city change without intercity transport
+    let mut p = plan.clone();
+    p["days"][0]["city_segments"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
+    let first_city = p["days"][0]["city_segments"][0]["city"].clone();
+    p["days"][0]["city_segments"].as_array_mut().unwrap().insert(
+        0,
+        json!({"city": "某地", "activities": [{"type": "rest", "start_time": "06:00", "end_time": "06:30", "participants": ["All"]}]}),
+    );
+    assert!(first_city.is_string());
+    assert!(issues(&t, &p, &db).contains(&"missing_intercity_transport"));
+    // 2: the first night's hotel removed
+    let mut p = plan.clone();
+    let h = find(&p, "hotel")[0];
+    let mut acts = acts_mut(&mut p, h.0, h.1);
+    acts.remove(h.2);
+    p["days"][h.0]["city_segments"][h.1]["activities"] = Value::from(acts);
+    assert!(issues(&t, &p, &db).contains(&"missing_hotel"));
+    // 3: an attraction ending before it starts
+    let mut p = plan.clone();
+    let a = find(&p, "attraction")[0];
+    let x = act(&p, a);
+    p["days"][a.0]["city_segments"][a.1]["activities"][a.2]["end_time"] = x["start_time"].clone();
+    let found = issues(&t, &p, &db);
+    assert!(found.contains(&"invalid_time_range"), "{found:?}");
+    // 4 and 7: the same activity twice for everyone
+    let mut p = plan.clone();
+    let mut acts = acts_mut(&mut p, a.0, a.1);
+    acts.insert(a.2, acts[a.2].clone());
+    p["days"][a.0]["city_segments"][a.1]["activities"] = Value::from(acts);
+    let found = issues(&t, &p, &db);
+    assert!(
+        found.contains(&"time_overlap") && found.contains(&"timeline_order_violation"),
+        "{found:?}"
+    );
+    // 5: an attraction with opening hours visited at 03:00
+    let mut p = plan.clone();
+    let timed = find(&p, "attraction").into_iter().find(|&(d, s, a)| {
+        let (day, seg) = (&p["days"][d], &p["days"][d]["city_segments"][s]);
+        db.windows(
+            seg["activities"][a]["location"].as_str().unwrap(),
+            seg["city"].as_str().unwrap(),
+            day["date"].as_str().unwrap(),
+        )
+        .is_some_and(|w| !w.is_empty())
+    });
+    if let Some((d, s, a)) = timed {
+        p["days"][d]["city_segments"][s]["activities"][a]["start_time"] = json!("03:00");
+        p["days"][d]["city_segments"][s]["activities"][a]["end_time"] = json!("03:30");
+        assert!(issues(&t, &p, &db).contains(&"outside_opening_hours"));
+    }
+    // 6: the transfer to the first attraction removed
+    let mut p = plan.clone();
+    let tr = find(&p, "intracity_transport")[1];
+    let mut acts = acts_mut(&mut p, tr.0, tr.1);
+    acts.remove(tr.2);
+    p["days"][tr.0]["city_segments"][tr.1]["activities"] = Value::from(acts);
+    assert!(issues(&t, &p, &db).contains(&"missing_intracity_transport"));
+    // 8: a meal without avg_cost
+    let mut p = plan.clone();
+    let f = find(&p, "food")[0];
+    p["days"][f.0]["city_segments"][f.1]["activities"][f.2]
+        .as_object_mut()
+        .unwrap()
+        .remove("avg_cost");
+    assert_eq!(issues(&t, &p, &db), vec!["missing_avg_cost"]);
+    // 9: an unknown participant, an empty list, a string
+    for bad in [json!(["User9"]), json!([]), json!("All")] {
+        let mut p = plan.clone();
+        p["days"][f.0]["city_segments"][f.1]["activities"][f.2]["participants"] = bad.clone();
+        assert!(
+            issues(&t, &p, &db).contains(&"invalid_participants"),
+            "{bad}"
+        );
+    }
+    // not a plan at all
+    let s = score_plan(&t, &json!({"days": []}), &[], &db);
+    assert!(!s.is_plan && !s.validity.valid);
+}
+
+#[test]
+fn issue15_score_cli_exits_non_zero_on_an_invalid_plan() {
+    let (t, mut plan, _) = a_witness();
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        gtb_ops::sinks::release_bytes(std::slice::from_ref(&t)),
+    )
+    .unwrap();
+    plan["days"][0]["city_segments"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("avg_cost");
+    let line = json!({"task_id": t.task_id, "plan": plan, "compromises": []});
+    let plans = dir.path().join("plans.jsonl");
+    std::fs::write(&plans, format!("{line}\n")).unwrap();
+    assert_eq!(read_plans(&plans).unwrap().len(), 1);
+    let out = Command::new(env!("CARGO_BIN_EXE_gtb"))
+        .current_dir(crate::common::root())
+        .args(["score", tasks.to_str().unwrap(), plans.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("missing_avg_cost"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 of 1 plans are invalid"));
+    // a compromise by a member who may not yield breaks the witness contract
+    let firm = t
+        .user_preferences
+        .iter()
+        .find(|(_, e)| !e.compromisable)
+        .map(|(u, _)| u.clone());
+    if let Some(u) = firm {
+        let db = PoiDb::from_resources(&resources());
+        let l: Vec<PlanLine> = vec![serde_json::from_value(json!({
+            "task_id": t.task_id, "plan": plan, "compromises": [{"user": u, "path": "global_constraints.avg_budget", "value": 99999}]
+        }))
+        .unwrap()];
+        let r = score_lines(std::slice::from_ref(&t), &l, &db);
+        assert_eq!(r.breaking, 1);
+    }
+}
