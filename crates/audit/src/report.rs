@@ -4,6 +4,7 @@
 
 use super::stats;
 use gtb_core::FastMap as HashMap;
+use gtb_core::prefs::{LIST_FIELDS, ListField};
 use gtb_core::task::Task;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,23 +13,16 @@ use std::hash::Hash;
 /// Difficulty classes in display order; any other value found in a file is appended.
 pub const CLASSES: [&str; 3] = ["easy", "medium", "hard"];
 
-/// The preference list fields of paper Table 9, summed over users (and cities).
-pub const FIELDS: [&str; 14] = [
-    "transport.must",
-    "transport.prefer",
-    "transport.avoid",
-    "transport.reject",
-    "hotel.prefer",
-    "hotel.avoid",
-    "must_visit",
-    "reject_visit",
-    "category.positive",
-    "category.negative",
-    "must_eat",
-    "prefer_eat",
-    "avoid_eat",
-    "reject_eat",
-];
+/// The preference list fields of paper Table 9 (their labels), summed over users and cities.
+pub const FIELDS: [&str; 14] = {
+    let mut out = [""; 14];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = LIST_FIELDS[i].label;
+        i += 1;
+    }
+    out
+};
 
 /// The three must-vs-reject conflict kinds (paper A.6).
 pub const CONFLICT_KINDS: [&str; 3] = ["attractions", "food", "transport"];
@@ -194,32 +188,14 @@ impl Tally {
 
         for u in t.user_preferences.values() {
             let p = &u.preference;
-            let g = &p.global_constraints;
-            let f = &mut self.fields;
-            f[0] += g.transport.must.len() as u64;
-            f[1] += g.transport.prefer.len() as u64;
-            f[2] += g.transport.avoid.len() as u64;
-            f[3] += g.transport.reject.len() as u64;
-            f[4] += g.hotel_preference.prefer.len() as u64;
-            f[5] += g.hotel_preference.avoid.len() as u64;
-            for (city, c) in &p.city_specific_preferences {
-                let (a, e) = (&c.attractions, &c.food);
-                f[6] += a.must_visit.len() as u64;
-                f[7] += a.reject_visit.len() as u64;
-                f[8] += a.category_pref.positive.len() as u64;
-                f[9] += a.category_pref.negative.len() as u64;
-                f[10] += e.must_eat.len() as u64;
-                f[11] += e.prefer_eat.len() as u64;
-                f[12] += e.avoid_eat.len() as u64;
-                f[13] += e.reject_eat.len() as u64;
-                if !a.must_visit.is_empty() {
-                    let per_city = match self.must_visit.get_mut(city.as_str()) {
+            for item in p.list_items() {
+                self.fields[item.field as usize] += 1;
+                if let (ListField::MustVisit, Some(city)) = (item.field, item.city) {
+                    let per_city = match self.must_visit.get_mut(city) {
                         Some(m) => m,
-                        None => self.must_visit.entry(city.clone()).or_default(),
+                        None => self.must_visit.entry(city.to_string()).or_default(),
                     };
-                    for poi in &a.must_visit {
-                        bump_str(per_city, poi);
-                    }
+                    bump_str(per_city, item.value);
                 }
             }
             let pts = p.atomic_points() as u64;
@@ -229,7 +205,10 @@ impl Tally {
                 Some((lo, hi)) => (lo.min(pts), hi.max(pts)),
             });
             self.compromisable += u.compromisable as u64;
-            *self.budgets.entry(g.avg_budget).or_insert(0) += 1;
+            *self
+                .budgets
+                .entry(p.global_constraints.avg_budget)
+                .or_insert(0) += 1;
         }
 
         // conflicts: per city for attractions and food, global for transport

@@ -13,6 +13,7 @@ pub mod config;
 pub mod difficulty;
 pub mod digest;
 pub mod jsonl;
+pub mod prefs;
 pub mod pyjson;
 pub mod redact;
 pub mod rng;

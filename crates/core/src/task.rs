@@ -69,31 +69,6 @@ pub struct Preference {
     pub city_specific_preferences: Keyed<CityPref>,
 }
 
-impl Preference {
-    /// Atomic preference points: every list item plus the 3 scalars (paper Table 9's definition).
-    pub fn atomic_points(&self) -> usize {
-        let g = &self.global_constraints;
-        let t = &g.transport;
-        let mut n = 3
-            + t.must.len()
-            + t.prefer.len()
-            + t.avoid.len()
-            + t.reject.len()
-            + g.hotel_preference.prefer.len()
-            + g.hotel_preference.avoid.len();
-        for c in self.city_specific_preferences.values() {
-            let a = &c.attractions;
-            let f = &c.food;
-            n += a.must_visit.len()
-                + a.reject_visit.len()
-                + a.category_pref.positive.len()
-                + a.category_pref.negative.len();
-            n += f.must_eat.len() + f.prefer_eat.len() + f.avoid_eat.len() + f.reject_eat.len();
-        }
-        n
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UserEntry {
     pub role: String,

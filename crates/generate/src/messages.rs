@@ -3,6 +3,7 @@
 //! intensity, absolute for reject, mild for prefer, soft for avoid. Never a field name.
 
 use super::TaskContext;
+use gtb_core::prefs::{ListField, Scalar};
 use gtb_core::rng::weighted_index;
 use gtb_core::task::{Message, Preference};
 use gtb_resources::short_city_name;
@@ -11,133 +12,47 @@ use rand_chacha::ChaCha8Rng;
 
 pub const TEMPLATES_VERSION: &str = "messages-v4";
 
-/// A preference item that can be said aloud.
+/// A preference item that can be said aloud: a scalar with its figure, or a list value (with the
+/// short name of its city for a city field).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
-    Budget(u32),
-    Hours(u32),
-    PoiPerDay(u32),
-    MustMode(String),
-    PreferMode(String),
-    AvoidMode(String),
-    RejectMode(String),
-    HotelPrefer(String),
-    HotelAvoid(String),
-    MustVisit(String, String),
-    RejectVisit(String, String),
-    CategoryPositive(String, String),
-    CategoryNegative(String, String),
-    MustEat(String, String),
-    PreferEat(String, String),
-    AvoidEat(String, String),
-    RejectEat(String, String),
+    Scalar(Scalar, u32),
+    List {
+        field: ListField,
+        city: String,
+        value: String,
+    },
 }
 
 impl Item {
-    /// Strong items (must, reject, budget, intensity) are said more often.
+    /// Strong items (budget, intensity, must, reject) are said more often.
     pub fn is_strong(&self) -> bool {
-        matches!(
-            self,
-            Item::Budget(_)
-                | Item::Hours(_)
-                | Item::PoiPerDay(_)
-                | Item::MustMode(_)
-                | Item::RejectMode(_)
-                | Item::MustVisit(..)
-                | Item::RejectVisit(..)
-                | Item::MustEat(..)
-                | Item::RejectEat(..)
-        )
+        match self {
+            Item::Scalar(..) => true,
+            Item::List { field, .. } => field.spec().tier.strong(),
+        }
     }
 }
 
-/// Every item of a table, in table order.
+/// The scalars in the order a member's items list them (the order lines draw from).
+const SPOKEN_SCALARS: [Scalar; 3] = [
+    Scalar::AvgBudget,
+    Scalar::MaxActiveHours,
+    Scalar::MaxPoiPerDay,
+];
+
+/// Every item of a table: the scalars, then the list values in table order.
 pub fn items(p: &Preference) -> Vec<Item> {
     let g = &p.global_constraints;
-    let mut v = vec![
-        Item::Budget(g.avg_budget),
-        Item::Hours(g.intensity.max_active_hours),
-        Item::PoiPerDay(g.intensity.max_poi_per_day),
-    ];
-    v.extend(g.transport.must.iter().map(|m| Item::MustMode(m.clone())));
-    v.extend(
-        g.transport
-            .prefer
-            .iter()
-            .map(|m| Item::PreferMode(m.clone())),
-    );
-    v.extend(g.transport.avoid.iter().map(|m| Item::AvoidMode(m.clone())));
-    v.extend(
-        g.transport
-            .reject
-            .iter()
-            .map(|m| Item::RejectMode(m.clone())),
-    );
-    v.extend(
-        g.hotel_preference
-            .prefer
-            .iter()
-            .map(|m| Item::HotelPrefer(m.clone())),
-    );
-    v.extend(
-        g.hotel_preference
-            .avoid
-            .iter()
-            .map(|m| Item::HotelAvoid(m.clone())),
-    );
-    for (city, c) in &p.city_specific_preferences {
-        let s = short_city_name(city).to_string();
-        v.extend(
-            c.attractions
-                .must_visit
-                .iter()
-                .map(|x| Item::MustVisit(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.attractions
-                .reject_visit
-                .iter()
-                .map(|x| Item::RejectVisit(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.attractions
-                .category_pref
-                .positive
-                .iter()
-                .map(|x| Item::CategoryPositive(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.attractions
-                .category_pref
-                .negative
-                .iter()
-                .map(|x| Item::CategoryNegative(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.food
-                .must_eat
-                .iter()
-                .map(|x| Item::MustEat(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.food
-                .prefer_eat
-                .iter()
-                .map(|x| Item::PreferEat(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.food
-                .avoid_eat
-                .iter()
-                .map(|x| Item::AvoidEat(s.clone(), x.clone())),
-        );
-        v.extend(
-            c.food
-                .reject_eat
-                .iter()
-                .map(|x| Item::RejectEat(s.clone(), x.clone())),
-        );
-    }
+    let mut v: Vec<Item> = SPOKEN_SCALARS
+        .iter()
+        .map(|s| Item::Scalar(*s, s.get(g)))
+        .collect();
+    v.extend(p.list_items().map(|i| Item::List {
+        field: i.field,
+        city: i.city.map(short_city_name).unwrap_or_default().to_string(),
+        value: i.value.to_string(),
+    }));
     v
 }
 
@@ -203,234 +118,190 @@ fn one<'a>(rng: &mut ChaCha8Rng, xs: &[&'a str]) -> &'a str {
     xs[rng.gen_range(0..xs.len())]
 }
 
+/// How an item is worded (task_format.md §6: firm for must, budget and intensity, absolute for
+/// reject, mild for prefer, soft for avoid). In a template `{a}` is the figure, the mode or the
+/// hotel category of a global item, or the city of a city item, and `{b}` the city item's value.
+enum Wording {
+    Plain(&'static [&'static str]),
+    /// a sight: templates for a name that already says its city (张掖大佛寺 is not "张掖的张掖大佛寺")
+    Sight {
+        city_in_name: &'static [&'static str],
+        other: &'static [&'static str],
+    },
+    /// a food: one eats it, drinks it, or eats at it
+    Food {
+        eat: &'static [&'static str],
+        drink: &'static [&'static str],
+        place: &'static [&'static str],
+    },
+}
+
+fn scalar_wording(s: Scalar) -> &'static [&'static str] {
+    match s {
+        Scalar::AvgBudget => &[
+            "我这边人均不能超过{a}元。",
+            "预算方面我最多花{a}元，这是底线。",
+            "我自己最多花{a}元，不能超。",
+            "人均{a}元以内是我的底线。",
+            "我这边人均不能超过 {a} 元。",
+        ],
+        Scalar::MaxActiveHours => &[
+            "每天活动时间不能超过{a}小时，我体力跟不上。",
+            "一天玩{a}个小时就是极限了，不能再多。",
+            "咱们每天活动时间必须控制在{a}小时以内。",
+        ],
+        Scalar::MaxPoiPerDay => &[
+            "一天最多逛{a}个景点，不能再多了。",
+            "每天景点不能超过{a}个，太赶我受不了。",
+        ],
+    }
+}
+
+/// The wording of each list field, in `ListField` order.
+const LIST_WORDING: [Wording; 14] = [
+    // transport.must
+    Wording::Plain(&[
+        "这次一定要坐{a}去。",
+        "交通方面必须是{a}，别的我不考虑。",
+        "出行我一定要{a}，这个没得商量。",
+    ]),
+    // transport.prefer
+    Wording::Plain(&[
+        "交通最好是{a}。",
+        "我比较想坐{a}。",
+        "路上倾向{a}，方便一点。",
+    ]),
+    // transport.avoid
+    Wording::Plain(&[
+        "{a}尽量别安排。",
+        "{a}就算了吧，能避开最好。",
+        "我不太想坐{a}。",
+    ]),
+    // transport.reject
+    Wording::Plain(&[
+        "{a}我是绝对不坐的。",
+        "千万别安排{a}，我坚决不坐。",
+        "打死我都不坐{a}。",
+    ]),
+    // hotel.prefer
+    Wording::Plain(&[
+        "住的话最好是{a}。",
+        "酒店我比较倾向{a}。",
+        "住宿最好找{a}的。",
+    ]),
+    // hotel.avoid
+    Wording::Plain(&[
+        "{a}就算了吧，能避开最好。",
+        "住的地方{a}我不太想要。",
+        "{a}尽量别订。",
+    ]),
+    // must_visit
+    Wording::Sight {
+        city_in_name: &[
+            "{b}我非去不可。",
+            "{b}是我这次最想去的，一定要去。",
+            "{b}必须安排上！",
+        ],
+        other: &[
+            "{a}的{b}我非去不可。",
+            "{a}一定要去{b}！",
+            "到了{a}，{b}必须安排上。",
+            "{b}是我这次最想去的，一定要去。",
+        ],
+    },
+    // reject_visit
+    Wording::Sight {
+        city_in_name: &["{b}我绝对不去。", "{b}就千万别安排了，我坚决不去。"],
+        other: &[
+            "{a}的{b}我绝对不去。",
+            "{b}就千万别安排了，我坚决不去。",
+            "我打死都不去{a}的{b}。",
+        ],
+    },
+    // category.positive
+    Wording::Plain(&[
+        "在{a}我比较想去{b}这类地方。",
+        "{a}的{b}我挺感兴趣的。",
+        "{a}最好能安排点{b}。",
+    ]),
+    // category.negative
+    Wording::Plain(&[
+        "{a}的{b}就算了。",
+        "{b}这类地方我不太想去。",
+        "{a}能避开{b}就避开吧。",
+    ]),
+    // must_eat
+    Wording::Food {
+        eat: &[
+            "{a}的{b}一定要吃！",
+            "到{a}必须吃{b}。",
+            "{a}那边的{b}我非吃不可。",
+        ],
+        drink: &["到{a}一定要喝{b}！", "{a}的{b}我必须喝上。"],
+        place: &["在{a}一定要去{b}吃一顿。", "到{a}必须安排一次{b}。"],
+    },
+    // prefer_eat
+    Wording::Food {
+        eat: &[
+            "{a}最好能吃{b}。",
+            "{b}我挺感兴趣的，在{a}比较想尝尝。",
+            "在{a}倾向吃{b}。",
+        ],
+        drink: &["在{a}最好能喝杯{b}。", "{b}我比较想喝。"],
+        place: &["在{a}最好能去{b}吃。", "{a}的{b}我挺感兴趣的。"],
+    },
+    // avoid_eat
+    Wording::Food {
+        eat: &["{b}能避开就避开。", "在{a}我不太想吃{b}。", "{b}就算了吧。"],
+        drink: &["{b}就算了吧，我不太想喝。"],
+        place: &["{b}就算了吧。", "在{a}尽量别去{b}。"],
+    },
+    // reject_eat
+    Wording::Food {
+        eat: &[
+            "{b}我绝对不吃。",
+            "{a}的{b}千万别给我安排。",
+            "我坚决不吃{b}。",
+        ],
+        drink: &["{b}我是绝对不喝的。"],
+        place: &["{b}我坚决不去。", "千万别安排{b}，我绝对不去。"],
+    },
+];
+
+fn fill(template: &str, a: &str, b: &str) -> String {
+    template.replace("{a}", a).replace("{b}", b)
+}
+
 /// One sentence for an item, with a randomly chosen phrasing.
 pub fn sentence(item: &Item, rng: &mut ChaCha8Rng) -> String {
-    let f = |t: &str, a: &str, b: &str| t.replace("{a}", a).replace("{b}", b);
     match item {
-        Item::Budget(b) => {
-            let b = b.to_string();
-            f(
-                one(
-                    rng,
-                    &[
-                        "我这边人均不能超过{a}元。",
-                        "预算方面我最多花{a}元，这是底线。",
-                        "我自己最多花{a}元，不能超。",
-                        "人均{a}元以内是我的底线。",
-                        "我这边人均不能超过 {a} 元。",
-                    ],
-                ),
-                &b,
-                "",
-            )
-        }
-        Item::Hours(h) => f(
-            one(
-                rng,
-                &[
-                    "每天活动时间不能超过{a}小时，我体力跟不上。",
-                    "一天玩{a}个小时就是极限了，不能再多。",
-                    "咱们每天活动时间必须控制在{a}小时以内。",
-                ],
-            ),
-            &h.to_string(),
-            "",
-        ),
-        Item::PoiPerDay(p) => f(
-            one(
-                rng,
-                &[
-                    "一天最多逛{a}个景点，不能再多了。",
-                    "每天景点不能超过{a}个，太赶我受不了。",
-                ],
-            ),
-            &p.to_string(),
-            "",
-        ),
-        Item::MustMode(m) => f(
-            one(
-                rng,
-                &[
-                    "这次一定要坐{a}去。",
-                    "交通方面必须是{a}，别的我不考虑。",
-                    "出行我一定要{a}，这个没得商量。",
-                ],
-            ),
-            m,
-            "",
-        ),
-        Item::PreferMode(m) => f(
-            one(
-                rng,
-                &[
-                    "交通最好是{a}。",
-                    "我比较想坐{a}。",
-                    "路上倾向{a}，方便一点。",
-                ],
-            ),
-            m,
-            "",
-        ),
-        Item::AvoidMode(m) => f(
-            one(
-                rng,
-                &[
-                    "{a}尽量别安排。",
-                    "{a}就算了吧，能避开最好。",
-                    "我不太想坐{a}。",
-                ],
-            ),
-            m,
-            "",
-        ),
-        Item::RejectMode(m) => f(
-            one(
-                rng,
-                &[
-                    "{a}我是绝对不坐的。",
-                    "千万别安排{a}，我坚决不坐。",
-                    "打死我都不坐{a}。",
-                ],
-            ),
-            m,
-            "",
-        ),
-        Item::HotelPrefer(h) => f(
-            one(
-                rng,
-                &[
-                    "住的话最好是{a}。",
-                    "酒店我比较倾向{a}。",
-                    "住宿最好找{a}的。",
-                ],
-            ),
-            h,
-            "",
-        ),
-        Item::HotelAvoid(h) => f(
-            one(
-                rng,
-                &[
-                    "{a}就算了吧，能避开最好。",
-                    "住的地方{a}我不太想要。",
-                    "{a}尽量别订。",
-                ],
-            ),
-            h,
-            "",
-        ),
-        // a name that already says its city (张掖大佛寺) is not prefixed with it again
-        Item::MustVisit(c, x) if x.contains(c.as_str()) => f(
-            one(
-                rng,
-                &[
-                    "{b}我非去不可。",
-                    "{b}是我这次最想去的，一定要去。",
-                    "{b}必须安排上！",
-                ],
-            ),
-            c,
-            x,
-        ),
-        Item::MustVisit(c, x) => f(
-            one(
-                rng,
-                &[
-                    "{a}的{b}我非去不可。",
-                    "{a}一定要去{b}！",
-                    "到了{a}，{b}必须安排上。",
-                    "{b}是我这次最想去的，一定要去。",
-                ],
-            ),
-            c,
-            x,
-        ),
-        Item::RejectVisit(c, x) if x.contains(c.as_str()) => f(
-            one(rng, &["{b}我绝对不去。", "{b}就千万别安排了，我坚决不去。"]),
-            c,
-            x,
-        ),
-        Item::RejectVisit(c, x) => f(
-            one(
-                rng,
-                &[
-                    "{a}的{b}我绝对不去。",
-                    "{b}就千万别安排了，我坚决不去。",
-                    "我打死都不去{a}的{b}。",
-                ],
-            ),
-            c,
-            x,
-        ),
-        Item::CategoryPositive(c, x) => f(
-            one(
-                rng,
-                &[
-                    "在{a}我比较想去{b}这类地方。",
-                    "{a}的{b}我挺感兴趣的。",
-                    "{a}最好能安排点{b}。",
-                ],
-            ),
-            c,
-            x,
-        ),
-        Item::CategoryNegative(c, x) => f(
-            one(
-                rng,
-                &[
-                    "{a}的{b}就算了。",
-                    "{b}这类地方我不太想去。",
-                    "{a}能避开{b}就避开吧。",
-                ],
-            ),
-            c,
-            x,
-        ),
-        Item::MustEat(c, x) => food_sentence(
-            rng,
-            c,
-            x,
-            &[
-                "{a}的{b}一定要吃！",
-                "到{a}必须吃{b}。",
-                "{a}那边的{b}我非吃不可。",
-            ],
-            &["到{a}一定要喝{b}！", "{a}的{b}我必须喝上。"],
-            &["在{a}一定要去{b}吃一顿。", "到{a}必须安排一次{b}。"],
-        ),
-        Item::PreferEat(c, x) => food_sentence(
-            rng,
-            c,
-            x,
-            &[
-                "{a}最好能吃{b}。",
-                "{b}我挺感兴趣的，在{a}比较想尝尝。",
-                "在{a}倾向吃{b}。",
-            ],
-            &["在{a}最好能喝杯{b}。", "{b}我比较想喝。"],
-            &["在{a}最好能去{b}吃。", "{a}的{b}我挺感兴趣的。"],
-        ),
-        Item::AvoidEat(c, x) => food_sentence(
-            rng,
-            c,
-            x,
-            &["{b}能避开就避开。", "在{a}我不太想吃{b}。", "{b}就算了吧。"],
-            &["{b}就算了吧，我不太想喝。"],
-            &["{b}就算了吧。", "在{a}尽量别去{b}。"],
-        ),
-        Item::RejectEat(c, x) => food_sentence(
-            rng,
-            c,
-            x,
-            &[
-                "{b}我绝对不吃。",
-                "{a}的{b}千万别给我安排。",
-                "我坚决不吃{b}。",
-            ],
-            &["{b}我是绝对不喝的。"],
-            &["{b}我坚决不去。", "千万别安排{b}，我绝对不去。"],
-        ),
+        Item::Scalar(s, n) => fill(one(rng, scalar_wording(*s)), &n.to_string(), ""),
+        Item::List { field, city, value } => match &LIST_WORDING[*field as usize] {
+            Wording::Plain(ts) if field.spec().per_city => fill(one(rng, ts), city, value),
+            Wording::Plain(ts) => fill(one(rng, ts), value, ""),
+            Wording::Sight {
+                city_in_name,
+                other,
+            } => {
+                let ts = if value.contains(city.as_str()) {
+                    city_in_name
+                } else {
+                    other
+                };
+                fill(one(rng, ts), city, value)
+            }
+            Wording::Food { eat, drink, place } => {
+                food_sentence(rng, city, value, eat, drink, place)
+            }
+        },
     }
+}
+
+fn is_intensity(i: &Item) -> bool {
+    matches!(
+        i,
+        Item::Scalar(Scalar::MaxActiveHours | Scalar::MaxPoiPerDay, _)
+    )
 }
 
 /// The opening message of one member.
@@ -445,8 +316,8 @@ pub fn opening_message(
     let mut w: Vec<f64> = all
         .iter()
         .map(|i| match i {
-            Item::PoiPerDay(_) => 0.6,
-            Item::Budget(_) => 5.0,
+            Item::Scalar(Scalar::MaxPoiPerDay, _) => 0.6,
+            Item::Scalar(Scalar::AvgBudget, _) => 5.0,
             i if i.is_strong() => 3.0,
             _ => 0.7,
         })
@@ -459,9 +330,9 @@ pub fn opening_message(
         chosen.push(i);
         w[i] = 0.0;
         // one intensity figure per message is enough
-        if matches!(all[i], Item::Hours(_) | Item::PoiPerDay(_)) {
+        if is_intensity(&all[i]) {
             for (j, it) in all.iter().enumerate() {
-                if matches!(it, Item::Hours(_) | Item::PoiPerDay(_)) {
+                if is_intensity(it) {
                     w[j] = 0.0;
                 }
             }

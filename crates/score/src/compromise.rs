@@ -11,27 +11,13 @@ use serde_json::Value;
 /// Compromises a member may make.
 pub const MAX_PER_USER: usize = 2;
 
-const CANONICAL: [&str; 13] = [
-    "global_constraints",
-    "city_specific_preferences",
-    "hotel_preference",
-    "category_pref",
-    "must_visit",
-    "reject_visit",
-    "must_eat",
-    "prefer_eat",
-    "avoid_eat",
-    "reject_eat",
-    "max_poi_per_day",
-    "max_active_hours",
-    "avg_budget",
-];
-
-/// `_normalize_field_path`.
+/// `_normalize_field_path`: garbled compound segments are cut back to the field names of
+/// `gtb_core::prefs`, and adjacent duplicates collapsed.
 pub fn normalize_path(path: &str) -> String {
+    let canonical = gtb_core::prefs::compound_segments();
     let mut out: Vec<&str> = Vec::new();
     for seg in path.split('.') {
-        let fixed = CANONICAL
+        let fixed = canonical
             .iter()
             .find(|c| seg.len() > c.len() + 1 && seg.starts_with(&format!("{c}_")))
             .copied()
@@ -132,6 +118,29 @@ pub fn apply(prefs: &mut IndexMap<String, Value>, compromises: &[Compromise]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repairable_segments_are_the_releases() {
+        let mut ours = gtb_core::prefs::compound_segments();
+        ours.sort();
+        let mut release = vec![
+            "global_constraints",
+            "city_specific_preferences",
+            "hotel_preference",
+            "category_pref",
+            "must_visit",
+            "reject_visit",
+            "must_eat",
+            "prefer_eat",
+            "avoid_eat",
+            "reject_eat",
+            "max_poi_per_day",
+            "max_active_hours",
+            "avg_budget",
+        ];
+        release.sort();
+        assert_eq!(ours, release);
+    }
     use serde_json::json;
 
     #[test]
