@@ -346,6 +346,22 @@ pub enum Command {
         /// Plans file to write (JSONL, one line per task)
         #[arg(long)]
         out: PathBuf,
+        /// Plan over this POI store (`gtb import`): its attractions, restaurants and hotels
+        #[arg(long, value_name = "STORE")]
+        resources: Option<PathBuf>,
+        /// plans: gtb's plans file; official: the release's inference records (multi_eval)
+        #[arg(long, value_enum, default_value_t = ops::solve::SolveFormat::Plans)]
+        format: ops::solve::SolveFormat,
+    },
+    /// Write the POI table plans are scored against (real names: attractions, restaurants,
+    /// hotels) in the release's `all_poi_by_city.json` layout, for its evaluator
+    PoiTable {
+        /// File to write
+        #[arg(long)]
+        out: PathBuf,
+        /// The table of this POI store (`gtb import`) instead of the embedded snapshot's
+        #[arg(long, value_name = "STORE")]
+        resources: Option<PathBuf>,
     },
     /// Score a plans file as the release does (nine validity rules, group utility, fairness)
     /// and check the witness contract; non-zero exit when a plan is invalid
@@ -355,14 +371,24 @@ pub enum Command {
         /// Plans file (JSONL lines with task_id, plan and optional compromises)
         plans: PathBuf,
         /// Output format
-        #[arg(long, value_enum, default_value_t = ops::solve::ScoreFormat::Md)]
-        format: ops::solve::ScoreFormat,
+        #[arg(long, value_enum, default_value_t = ops::score::ScoreFormat::Md)]
+        format: ops::score::ScoreFormat,
         /// Write score.md / score.json into this folder
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Also fail when a plan breaks the witness contract or a task has no plan
         #[arg(long)]
         witness: bool,
+        /// Resolve names against this POI store (`gtb import`) instead of the embedded snapshot
+        #[arg(long, value_name = "STORE")]
+        resources: Option<PathBuf>,
+        /// A witness plans file (`gtb solve`): report the plans' utility as a share of it
+        #[arg(long, value_name = "PLANS")]
+        against: Option<PathBuf>,
+        /// Credit stand-in labels with the category they name: NOT the release's scoring (the
+        /// output says so); for comparing with plans scored before stand-ins stopped counting
+        #[arg(long)]
+        credit_stand_ins: bool,
     },
 }
 
@@ -576,18 +602,40 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Command::Solve { tasks, out } => {
-            let s = ops::solve::solve_file(&cfg, &tasks, &out)?;
-            for (id, why) in &s.unsolved {
-                eprintln!("{id}: no plan: {why}");
+        Command::Solve {
+            tasks,
+            out,
+            resources,
+            format,
+        } => {
+            if resources.is_some() {
+                cfg.paths.resources = resources;
+            }
+            let opts = ops::solve::SolveOptions {
+                tasks,
+                out: out.clone(),
+                format,
+            };
+            let s = ops::solve::solve_file(&cfg, &opts)?;
+            for (id, verdict, why) in &s.unsolved {
+                eprintln!("{id}: no plan ({verdict}): {why}");
             }
             print!("{}", s.figures.to_markdown());
             println!(
-                "{} of {} tasks have a witness plan -> {}",
+                "{} of {} tasks have a witness plan ({} proven infeasible, {} search exhausted) -> {}",
                 s.solved,
                 s.tasks,
+                s.infeasible,
+                s.exhausted,
                 out.display()
             );
+        }
+        Command::PoiTable { out, resources } => {
+            if resources.is_some() {
+                cfg.paths.resources = resources;
+            }
+            let (cities, pois) = ops::score::write_poi_table(&cfg, &out)?;
+            println!("{pois} POIs of {cities} cities -> {}", out.display());
         }
         Command::Score {
             tasks,
@@ -595,14 +643,22 @@ fn run(cli: Cli) -> Result<()> {
             format,
             out,
             witness,
+            resources,
+            against,
+            credit_stand_ins,
         } => {
-            let opts = ops::solve::ScoreOptions {
+            if resources.is_some() {
+                cfg.paths.resources = resources;
+            }
+            let opts = ops::score::ScoreOptions {
                 tasks,
                 plans,
                 format,
                 out,
+                credit_stand_ins,
+                against,
             };
-            let (r, text) = ops::solve::score_file(&cfg, &opts)?;
+            let (r, text) = ops::score::score_file(&cfg, &opts)?;
             match &opts.out {
                 Some(d) => eprintln!("score -> {}", d.display()),
                 None => print!("{text}"),

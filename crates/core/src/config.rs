@@ -361,13 +361,19 @@ fn public_url<S: serde::Serializer>(url: &str, s: S) -> std::result::Result<S::O
     s.serialize_str(&crate::redact::public_url(url))
 }
 
-/// `[solve]`: witness plans in the build (docs/PLANS.md).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+/// `[solve]`: witness plans in the build (docs/PLANS.md); on by default.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Solve {
-    /// a solve stage after write: every task needs a witness plan (a task without one is
-    /// regenerated or replaced like a validation drop), and `plans.jsonl` goes beside the tasks
+    /// every accepted task needs a witness plan (a task without one is regenerated or
+    /// replaced like a validation drop), and `plans.jsonl` is published beside the tasks
     pub enabled: bool,
+}
+
+impl Default for Solve {
+    fn default() -> Self {
+        Solve { enabled: true }
+    }
 }
 
 /// `[store]`: builds over a POI store (docs/RESOURCES.md). Absent, the defaults apply; the

@@ -17,6 +17,7 @@ use gtb_core::task::{
 };
 use gtb_resources::archetypes::Pace;
 use gtb_resources::{CityId, FoodKind, Profile, Resources, Strategy, parents, vocab};
+use gtb_solve::model::{LegPlace, fits_travel_day};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -38,7 +39,7 @@ impl<'r> OfflineGenerator<'r> {
 }
 
 /// Bumped whenever the rules change output; part of the generate stage fingerprint.
-pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v4";
+pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v5";
 
 impl PreferenceGenerator for OfflineGenerator<'_> {
     fn name(&self) -> &str {
@@ -69,6 +70,7 @@ impl PreferenceGenerator for OfflineGenerator<'_> {
         let trip = Trip::new(ctx, stock);
         let mut tables = build_tables(&trip, &mut rng);
         inject_conflicts(&trip, &self.conflicts, &mut tables, &mut rng);
+        fit_budgets(ctx, &mut tables, &mut rng);
         let messages = tables
             .iter()
             .map(|(u, p)| messages::opening_message(ctx, u, p, &mut rng))
@@ -305,13 +307,16 @@ struct CityStock {
     cat_taste: Vec<Vec<f64>>,
     /// food values (category or dish) with their base weights, see [`food_values`]
     food: Vec<(String, f64)>,
+    /// per food value: whether a named restaurant of the city serves it as the release scores
+    /// a must_eat (its resolved category is the value, or its name contains it)
+    servable: Vec<bool>,
     /// per `Taste`, per food value
     food_taste: Vec<Vec<f64>>,
     /// per food value: the city's most popular restaurants of that category (store builds,
     /// `[store] named_restaurants` > 0; empty otherwise)
     restaurants: Vec<Vec<String>>,
     /// the share of must_eat / prefer_eat values that name one of them
-    named: f64,
+    named_share: f64,
 }
 
 /// [`CityStock`] of every city, indexed by `CityId`.
@@ -336,6 +341,7 @@ impl Stock {
                     })
                     .collect();
                 let food = food_values(res, c as CityId);
+                let named = named_restaurants(res, c as CityId);
                 CityStock {
                     att_cat,
                     att_pop15: atts
@@ -352,7 +358,8 @@ impl Stock {
                         .map(|&t| food.iter().map(|(v, _)| food_taste(t, v)).collect())
                         .collect(),
                     restaurants: restaurants_by_value(res, c as CityId, &food),
-                    named: res.named_restaurants,
+                    servable: servable(&named, &food),
+                    named_share: res.named_restaurants,
                     cats,
                     food,
                 }
@@ -671,6 +678,29 @@ fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
     out
 }
 
+/// The named restaurants of a city as the scorer reads them: (name, resolved category).
+fn named_restaurants(res: &Resources, city: CityId) -> Vec<(String, String)> {
+    res.food[city as usize]
+        .iter()
+        .filter(|f| f.kind == FoodKind::Restaurant)
+        .map(|f| {
+            let category = vocab::resolved_category(&f.category, vocab::PoiKind::Food);
+            (f.name.clone(), category.to_string())
+        })
+        .collect()
+}
+
+/// Per food value: whether a named restaurant of the city serves it (see `CityStock`).
+fn servable(named: &[(String, String)], food: &[(String, f64)]) -> Vec<bool> {
+    food.iter()
+        .map(|(v, _)| {
+            named
+                .iter()
+                .any(|(name, category)| category == v || name.contains(v.as_str()))
+        })
+        .collect()
+}
+
 /// Restaurants a member may name for each food value: up to 12 of the city's restaurants of
 /// that category, in the store's popularity order. Only store builds name restaurants.
 fn restaurants_by_value(res: &Resources, city: CityId, food: &[(String, f64)]) -> Vec<Vec<String>> {
@@ -694,7 +724,7 @@ fn restaurants_by_value(res: &Resources, city: CityId, food: &[(String, f64)]) -
 /// draw per value with probability `named`; without a store no draw is made, so the
 /// snapshot's builds keep their bytes).
 fn maybe_named(city: &CityStock, values: Vec<String>, rng: &mut ChaCha8Rng) -> Vec<String> {
-    if city.named <= 0.0 {
+    if city.named_share <= 0.0 {
         return values;
     }
     values
@@ -704,7 +734,7 @@ fn maybe_named(city: &CityStock, values: Vec<String>, rng: &mut ChaCha8Rng) -> V
                 return v;
             };
             let names = &city.restaurants[i];
-            if names.is_empty() || !rng.gen_bool(city.named) {
+            if names.is_empty() || !rng.gen_bool(city.named_share) {
                 return v;
             }
             names[rng.gen_range(0..names.len())].clone()
@@ -802,21 +832,42 @@ fn individual_city(
         pick_places(rng, atts, &w, k)
     };
     let names = |v: Vec<usize>| v.into_iter().map(|a| atts[a].name.clone()).collect();
+    CityPref {
+        attractions: AttractionPref {
+            must_visit: names(must_visit),
+            reject_visit: names(reject_visit),
+            category_pref: weak.attractions.category_pref.clone(),
+        },
+        food: individual_food(city, t, &weak.food, rng),
+    }
+}
+
+/// A member's food lists of a city: the weak ones (shared or their own), must_eat drawn from
+/// the values named restaurants serve (a plan keeps them at a real venue the release scores)
+/// and from the others only when too few are served, reject_eat from the rest.
+fn individual_food(city: &CityStock, t: Taste, weak: &FoodPref, rng: &mut ChaCha8Rng) -> FoodPref {
     let food_taste = &city.food_taste[t as usize];
-    let mut taken = ids_of_food(city, &weak.food.prefer_eat);
-    taken.extend(ids_of_food(city, &weak.food.avoid_eat));
-    let w: Vec<f64> = (0..city.food.len())
-        .map(|v| {
-            if taken.contains(&v) {
-                0.0
-            } else {
-                city.food[v].1 * food_taste[v]
-            }
-        })
-        .collect();
+    let mut taken = ids_of_food(city, &weak.prefer_eat);
+    taken.extend(ids_of_food(city, &weak.avoid_eat));
+    // served values first; the others only when too few are served
+    let weights = |served: bool| -> Vec<f64> {
+        (0..city.food.len())
+            .map(|v| {
+                if taken.contains(&v) || city.servable[v] != served {
+                    0.0
+                } else {
+                    city.food[v].1 * food_taste[v]
+                }
+            })
+            .collect()
+    };
     let must_eat = {
         let k = count(rng, &[0.25, 0.5, 0.25]);
-        pick_indices(rng, &w, k)
+        let mut picked = pick_indices(rng, &weights(true), k);
+        if picked.len() < k {
+            picked.extend(pick_indices(rng, &weights(false), k - picked.len()));
+        }
+        picked
     };
     let w: Vec<f64> = (0..city.food.len())
         .map(|v| {
@@ -831,18 +882,11 @@ fn individual_city(
         let k = usize::from(rng.gen_bool(0.36));
         pick_indices(rng, &w, k)
     };
-    CityPref {
-        attractions: AttractionPref {
-            must_visit: names(must_visit),
-            reject_visit: names(reject_visit),
-            category_pref: weak.attractions.category_pref.clone(),
-        },
-        food: FoodPref {
-            must_eat: maybe_named(city, food_names(city, must_eat), rng),
-            prefer_eat: maybe_named(city, weak.food.prefer_eat.clone(), rng),
-            avoid_eat: weak.food.avoid_eat.clone(),
-            reject_eat: food_names(city, reject_eat),
-        },
+    FoodPref {
+        must_eat: maybe_named(city, food_names(city, must_eat), rng),
+        prefer_eat: maybe_named(city, weak.prefer_eat.clone(), rng),
+        avoid_eat: weak.avoid_eat.clone(),
+        reject_eat: food_names(city, reject_eat),
     }
 }
 
@@ -1064,6 +1108,75 @@ fn inject_conflicts(
                         tr.must.truncate(2);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The cheapest trip per person a group can share: per leg a served mode no firm member
+/// rejects that fits into its travel day (`solve::model`), each firm member with a transport must list travelling by one of its modes at least
+/// once, the cheapest hotel of each night (every city one night, the spare ones in the
+/// cheapest), and two meals a day at the cheapest food; `None` when no such trip exists.
+fn cheapest_trip(ctx: &TaskContext, tables: &[(String, Preference)]) -> Option<u32> {
+    let res = ctx.res;
+    let firm: Vec<&GlobalConstraints> = tables
+        .iter()
+        .filter(|(u, _)| !ctx.skeleton.compromise_pattern.contains(u))
+        .map(|(_, p)| &p.global_constraints)
+        .collect();
+    let rejected = |m: &str| {
+        firm.iter()
+            .any(|g| g.transport.reject.iter().any(|r| r == m))
+    };
+    let musts: Vec<&[String]> = firm
+        .iter()
+        .filter(|g| !g.transport.must.is_empty())
+        .map(|g| g.transport.must.as_slice())
+        .collect();
+    let all = (1u64 << musts.len()) - 1;
+    let legs = ctx.cities.len() + 1;
+    let usable = |l: usize, o: &gtb_resources::TransportOption| {
+        !rejected(o.mode) && fits_travel_day(o.mode, o.minutes, LegPlace::of(l, legs))
+    };
+    let fares = res.fares_by_musts(ctx.hub, &ctx.cities, usable, &musts);
+    let fare = *fares.get(&all)?;
+    let night = |c: CityId| {
+        let bands = res.hotels[c as usize].iter().map(|h| h.price_low);
+        let named = res.named_hotels[c as usize].iter().map(|h| h.price);
+        bands.chain(named).min().unwrap_or(0).div_ceil(2)
+    };
+    let nights: Vec<u32> = ctx.cities.iter().map(|&c| night(c)).collect();
+    let spare = (ctx.skeleton.days - 1).saturating_sub(nights.len() as u32);
+    let hotel = nights.iter().sum::<u32>() + spare * nights.iter().copied().min().unwrap_or(0);
+    let meal = ctx
+        .cities
+        .iter()
+        .filter_map(|&c| res.food[c as usize].iter().map(|f| f.price).min())
+        .min()
+        .unwrap_or(0);
+    Some(fare + hotel + 2 * ctx.skeleton.days * meal)
+}
+
+/// A member who cannot yield states a budget that covers the cheapest trip the group's hard
+/// transport wishes allow (`cheapest_trip`): a lower one is raised, with their whole unit (the
+/// members sharing their global constraints), to 110–130 % of that trip, rounded up to 100.
+fn fit_budgets(ctx: &TaskContext, tables: &mut [(String, Preference)], rng: &mut ChaCha8Rng) {
+    let Some(floor) = cheapest_trip(ctx, tables) else {
+        return;
+    };
+    let mut low: Vec<GlobalConstraints> = Vec::new();
+    for (u, p) in tables.iter() {
+        let g = &p.global_constraints;
+        let firm = !ctx.skeleton.compromise_pattern.contains(u);
+        if firm && f64::from(g.avg_budget) < f64::from(floor) * 1.1 && !low.contains(g) {
+            low.push(g.clone());
+        }
+    }
+    for old in low {
+        let raised = (f64::from(floor) * rng.gen_range(1.1..1.3) / 100.0).ceil() as u32 * 100;
+        for (_, p) in tables.iter_mut() {
+            if p.global_constraints == old {
+                p.global_constraints.avg_budget = raised.max(old.avg_budget);
             }
         }
     }

@@ -9,11 +9,11 @@
 //! from release-format lines, so a 100,000-task split never holds its tasks as structs at once.
 
 mod generate;
+mod plans;
 mod prepare;
 mod sample;
 mod settle;
 mod shard;
-mod solve;
 mod split;
 mod validate;
 mod write;
@@ -26,6 +26,7 @@ use gtb_pipeline::Decision;
 use gtb_pipeline::dag::{Dag, Event, Stage};
 use gtb_resources::{CityId, Resources};
 use indicatif::{ProgressBar, ProgressStyle};
+pub(crate) use plans::Witnesses;
 pub(crate) use shard::ShardFile;
 pub use split::Shard;
 use split::{Artifacts, Split, SplitPaths};
@@ -110,24 +111,20 @@ pub struct BuildSummary {
 /// The build's stages in execution order. A new stage is a `Stage` implementation in its own
 /// file under `ops/build/`, added here; its upstream stages must come before it. A shard ends
 /// with its slice (`shard`) instead of the published split (`write`, after `gtb merge`).
-fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
+/// Witness plans (`[solve]`) are found by `validate` and published by `write`.
+fn stages<'a>(sharded: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
     let last: &'a dyn Stage<Split<'a>, Artifacts> = if sharded {
         &shard::ShardSlice
     } else {
         &write::WriteSplit
     };
-    let mut stages: Vec<&'a dyn Stage<Split<'a>, Artifacts>> = vec![
+    vec![
         &prepare::Prepare,
         &sample::Sample,
         &generate::Generate,
         &validate::Validate,
         last,
-    ];
-    // `[solve]`: plans beside a published task file (a shard publishes none; `gtb merge` does)
-    if solve && !sharded {
-        stages.push(&solve::Solve);
-    }
-    stages
+    ]
 }
 
 /// Run the plan.
@@ -291,7 +288,7 @@ fn run_split(
     ctx: &Split,
     decisions: &mut Vec<(String, Decision)>,
 ) -> Result<Option<SplitSummary>> {
-    let dag = Dag::new(stages(plan.shard.is_some(), plan.cfg.solve.enabled))?;
+    let dag = Dag::new(stages(plan.shard.is_some()))?;
     let planned = dag.plan(ctx, &ctx.paths.work);
     decisions.extend(
         planned

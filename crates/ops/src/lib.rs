@@ -6,6 +6,8 @@ pub mod build;
 pub mod export;
 pub mod lock;
 pub mod merge;
+pub mod official;
+pub mod score;
 pub mod sinks;
 pub mod solve;
 

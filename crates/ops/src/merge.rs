@@ -6,7 +6,7 @@
 //! one plan (same stage inputs but the slice), the same N, none missing, none given twice, and
 //! each slice's lines as their sha256 says.
 
-use super::build::{Publication, Shard, ShardFile, SplitSummary, publish};
+use super::build::{Publication, Shard, ShardFile, SplitSummary, Witnesses, publish};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
 use gtb_validate::report::Report;
@@ -87,8 +87,10 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             .iter()
             .map(|f| f.dir.join(&f.file.validated))
             .collect();
+        let witnesses = shard_witnesses(&found, base.counts.regenerated_for_witness)?;
         let (sha, n) = publish(Publication {
             parts,
+            witnesses,
             seed: base.seed,
             tasks: tasks.clone(),
             manifest,
@@ -107,6 +109,25 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
         });
     }
     Ok(summaries)
+}
+
+/// The shards' witness lines (`[solve]`), all or none: shards of one plan solve alike.
+fn shard_witnesses(found: &[Found], regenerated: usize) -> Result<Option<Witnesses>> {
+    let parts: Vec<std::path::PathBuf> = found
+        .iter()
+        .filter_map(|f| Some(f.dir.join(f.file.witnesses.as_ref()?)))
+        .collect();
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    if parts.len() != found.len() {
+        anyhow::bail!(
+            "{} of {} shards have witness plans (witnesses.jsonl); shards of one plan all solve or none does",
+            parts.len(),
+            found.len()
+        );
+    }
+    Ok(Some(Witnesses { parts, regenerated }))
 }
 
 /// The shards' LLM accounting for the merged manifest: each shard's, and the totals of what

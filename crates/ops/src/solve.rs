@@ -1,12 +1,12 @@
-//! `gtb solve TASKS --out plans.jsonl` (a witness plan per task, or why there is none) and
-//! `gtb score TASKS PLANS` (the release's validity, utility and fairness of any plans file,
-//! plus the witness contract).
+//! `gtb solve TASKS --out plans.jsonl` (a witness plan per task, or why there is none: a proof
+//! of infeasibility, or a search that ran out) and the reference figures of a set of
+//! witnesses. `--format official` writes the release's inference records instead
+//! (`official`); `gtb score` is `score`.
 
 use anyhow::{Context, Result};
 use gtb_core::task::Task;
 use gtb_plan::{PlanLine, STAND_IN_RULE, StandIns};
-use gtb_score::{PlanScore, PoiDb, score_plan};
-use gtb_solve::{Solver, Witness};
+use gtb_solve::{NoWitness, Solver, Venues, Witness};
 use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -14,10 +14,24 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use crate::score::{
+    ScoreFormat, ScoreOptions, ScoreReport, read_plans, score_file, score_lines,
+};
+
 /// Read a task file (JSONL), naming the line of any error.
 pub fn read_tasks(path: &Path) -> Result<Vec<Task>> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
     gtb_core::jsonl::from_jsonl(&bytes, path)
+}
+
+/// The `venues` object of a witness line: hotel and meal activities, and stand-ins among them.
+fn venues_json(v: &Venues) -> Value {
+    json!({
+        "hotels": v.hotels,
+        "hotel_stand_ins": v.hotel_stand_ins,
+        "meals": v.meals,
+        "meal_stand_ins": v.meal_stand_ins,
+    })
 }
 
 /// The `scores` object of a witness line.
@@ -34,32 +48,40 @@ fn scores_json(w: &Witness) -> Value {
         "utility_without_compromises": w.utility_without_compromises,
         "upper_bound": w.upper_bound,
         "gap": w.upper_bound - u.total_score,
+        "venues": venues_json(&w.venues),
     })
 }
 
-/// The plans-file line of one task.
-pub fn plan_line(solver: &Solver, task: &Task) -> PlanLine {
-    match solver.solve(task) {
+/// The plans-file line of a solver's answer for one task.
+pub fn line_of(task: &Task, answer: Result<Witness, NoWitness>) -> PlanLine {
+    match answer {
         Ok(w) => PlanLine {
             task_id: task.task_id.clone(),
             plan: Some(serde_json::to_value(&w.plan).expect("plans serialise")),
             reason: None,
+            verdict: None,
             scores: Some(scores_json(&w)),
-            stand_ins: (!w.stand_ins.is_empty()).then(|| StandIns {
+            stand_ins: (!w.venues.stand_ins.is_empty()).then(|| StandIns {
                 rule: STAND_IN_RULE.to_string(),
-                locations: w.stand_ins.clone(),
+                locations: w.venues.stand_ins.clone(),
             }),
             compromises: w.compromises,
         },
-        Err(reason) => PlanLine {
+        Err(no) => PlanLine {
             task_id: task.task_id.clone(),
             plan: None,
-            reason: Some(reason),
+            reason: Some(no.reason().to_string()),
+            verdict: Some(no.verdict().to_string()),
             compromises: Vec::new(),
             scores: None,
             stand_ins: None,
         },
     }
+}
+
+/// The plans-file line of one task.
+pub fn plan_line(solver: &Solver, task: &Task) -> PlanLine {
+    line_of(task, solver.solve(task))
 }
 
 /// Solve every task (in parallel, output in task order).
@@ -77,36 +99,74 @@ pub fn plans_bytes(lines: &[PlanLine]) -> Vec<u8> {
     out
 }
 
+/// What `gtb solve` writes: the plans file, or the release's inference records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SolveFormat {
+    /// `plans.jsonl`: one line per task (docs/PLANS.md)
+    #[default]
+    Plans,
+    /// the release's inference records, which its `multi_eval` reads (docs/PLANS.md)
+    Official,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SolveOptions {
+    pub tasks: PathBuf,
+    pub out: PathBuf,
+    pub format: SolveFormat,
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SolveSummary {
     pub tasks: usize,
     pub solved: usize,
-    /// (task_id, reason) of tasks without a witness
-    pub unsolved: Vec<(String, String)>,
+    /// tasks without a witness, proven infeasible
+    pub infeasible: usize,
+    /// tasks without a witness whose search ran out (no proof either way)
+    pub exhausted: usize,
+    /// (task_id, verdict, reason) of tasks without a witness
+    pub unsolved: Vec<(String, String, String)>,
     pub figures: Figures,
 }
 
-/// `gtb solve`: witness plans for a task file.
-pub fn solve_file(
-    cfg: &gtb_core::config::Config,
-    tasks: &Path,
-    out: &Path,
-) -> Result<SolveSummary> {
+impl SolveSummary {
+    pub fn of(tasks: &[Task], lines: &[PlanLine]) -> SolveSummary {
+        let verdict = |v: &str| {
+            lines
+                .iter()
+                .filter(|l| l.verdict.as_deref() == Some(v))
+                .count()
+        };
+        SolveSummary {
+            tasks: tasks.len(),
+            solved: lines.iter().filter(|l| l.plan.is_some()).count(),
+            infeasible: verdict("infeasible"),
+            exhausted: verdict("search_exhausted"),
+            unsolved: lines
+                .iter()
+                .filter_map(|l| {
+                    let (v, r) = (l.verdict.clone()?, l.reason.clone()?);
+                    Some((l.task_id.clone(), v, r))
+                })
+                .collect(),
+            figures: Figures::of(tasks, lines),
+        }
+    }
+}
+
+/// `gtb solve`: witness plans for a task file, as a plans file or as inference records.
+pub fn solve_file(cfg: &gtb_core::config::Config, opts: &SolveOptions) -> Result<SolveSummary> {
     let res = super::load_resources(cfg)?;
-    let db = PoiDb::from_resources(&res);
+    let db = gtb_score::PoiDb::from_resources(&res);
     let solver = Solver::new(&res, &db);
-    let tasks = read_tasks(tasks)?;
+    let tasks = read_tasks(&opts.tasks)?;
     let lines = solve_tasks(&solver, &tasks);
-    gtb_core::digest::write_atomic(out, &plans_bytes(&lines))?;
-    Ok(SolveSummary {
-        tasks: tasks.len(),
-        solved: lines.iter().filter(|l| l.plan.is_some()).count(),
-        unsolved: lines
-            .iter()
-            .filter_map(|l| l.reason.clone().map(|r| (l.task_id.clone(), r)))
-            .collect(),
-        figures: Figures::of(&tasks, &lines),
-    })
+    let bytes = match opts.format {
+        SolveFormat::Plans => plans_bytes(&lines),
+        SolveFormat::Official => crate::official::records_bytes(&tasks, &lines)?,
+    };
+    gtb_core::digest::write_atomic(&opts.out, &bytes)?;
+    Ok(SolveSummary::of(&tasks, &lines))
 }
 
 /// Reference figures of a set of witnesses, by difficulty (the audit's "reference utility").
@@ -128,9 +188,16 @@ pub struct ClassFigures {
     /// shares of the tasks with a plan
     pub with_compromises: f64,
     pub with_subgroups: f64,
+    /// hotel nights and meals of the plans, and the shares of them at stand-ins
+    pub hotels: usize,
+    pub meals: usize,
+    pub hotel_stand_in_share: f64,
+    pub meal_stand_in_share: f64,
+    pub stand_in_share: f64,
 }
 
 /// What one witness line contributes to the figures.
+#[derive(Default)]
 struct Sample {
     utility: f64,
     per_user: f64,
@@ -138,6 +205,66 @@ struct Sample {
     bound: f64,
     compromises: bool,
     subgroups: bool,
+    /// hotels, hotel stand-ins, meals, meal stand-ins
+    venues: [usize; 4],
+}
+
+impl Sample {
+    fn of(l: &PlanLine) -> Option<Sample> {
+        let s = l.scores.as_ref()?;
+        let f = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let v = |k: &str| s["venues"].get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+        Some(Sample {
+            utility: f("group_utility"),
+            per_user: f("per_user_average"),
+            fairness: f("fairness"),
+            bound: f("upper_bound"),
+            compromises: !l.compromises.is_empty(),
+            subgroups: f("split_penalty") > 0.0,
+            venues: [
+                v("hotels"),
+                v("hotel_stand_ins"),
+                v("meals"),
+                v("meal_stand_ins"),
+            ],
+        })
+    }
+}
+
+/// A share rounded to 4 places (0 of nothing is 0).
+fn share(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 / whole as f64 * 10_000.0).round() / 10_000.0
+    }
+}
+
+impl ClassFigures {
+    fn of(tasks: usize, v: &[Sample]) -> ClassFigures {
+        let m = v.len().max(1) as f64;
+        // a sum that starts at +0.0 (an empty f64 sum is -0.0, shown as "-0.00")
+        let mean = |g: fn(&Sample) -> f64| {
+            gtb_score::utility::round2(v.iter().map(g).fold(0.0, |a, x| a + x) / m)
+        };
+        let sum = |k: usize| v.iter().map(|s| s.venues[k]).sum::<usize>();
+        let (hotels, meals) = (sum(0), sum(2));
+        ClassFigures {
+            tasks,
+            with_plan: v.len(),
+            group_utility: mean(|x| x.utility),
+            per_user_average: mean(|x| x.per_user),
+            fairness: mean(|x| x.fairness),
+            upper_bound: mean(|x| x.bound),
+            with_compromises: mean(|x| f64::from(u8::from(x.compromises))),
+            with_subgroups: mean(|x| f64::from(u8::from(x.subgroups))),
+            hotels,
+            meals,
+            hotel_stand_in_share: share(sum(1), hotels),
+            meal_stand_in_share: share(sum(3), meals),
+            stand_in_share: share(sum(1) + sum(3), hotels + meals),
+        }
+    }
 }
 
 impl Figures {
@@ -149,56 +276,30 @@ impl Figures {
         for t in tasks {
             for k in [t.difficulty_type.clone(), "all".to_string()] {
                 *counts.entry(k.clone()).or_default() += 1;
-                let Some(l) = by_id.get(t.task_id.as_str()) else {
-                    continue;
-                };
-                let Some(s) = &l.scores else {
-                    continue;
-                };
-                let f = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                acc.entry(k).or_default().push(Sample {
-                    utility: f("group_utility"),
-                    per_user: f("per_user_average"),
-                    fairness: f("fairness"),
-                    bound: f("upper_bound"),
-                    compromises: !l.compromises.is_empty(),
-                    subgroups: f("split_penalty") > 0.0,
-                });
+                if let Some(s) = by_id.get(t.task_id.as_str()).and_then(|l| Sample::of(l)) {
+                    acc.entry(k).or_default().push(s);
+                }
             }
         }
-        let mut out = Figures::default();
-        for (k, n) in counts {
-            let v = acc.remove(&k).unwrap_or_default();
-            let m = v.len().max(1) as f64;
-            let mean = |g: fn(&Sample) -> f64| {
-                gtb_score::utility::round2(v.iter().map(g).sum::<f64>() / m)
-            };
-            out.by_difficulty.insert(
-                k,
-                ClassFigures {
-                    tasks: n,
-                    with_plan: v.len(),
-                    group_utility: mean(|x| x.utility),
-                    per_user_average: mean(|x| x.per_user),
-                    fairness: mean(|x| x.fairness),
-                    upper_bound: mean(|x| x.bound),
-                    with_compromises: mean(|x| f64::from(u8::from(x.compromises))),
-                    with_subgroups: mean(|x| f64::from(u8::from(x.subgroups))),
-                },
-            );
-        }
-        out
+        let by_difficulty = counts
+            .into_iter()
+            .map(|(k, n)| {
+                let v = acc.remove(&k).unwrap_or_default();
+                (k, ClassFigures::of(n, &v))
+            })
+            .collect();
+        Figures { by_difficulty }
     }
 
     /// A Markdown table, difficulties in the release's order.
     pub fn to_markdown(&self) -> String {
         let mut s = String::from(
-            "| difficulty | tasks | with plan | group utility | per member | fairness | upper bound | with compromises | with subgroups |\n|---|---|---|---|---|---|---|---|---|\n",
+            "| difficulty | tasks | with plan | group utility | per member | fairness | upper bound | with compromises | with subgroups | stand-in hotels | stand-in meals |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
         );
         for k in ["easy", "medium", "hard", "all"] {
             if let Some(c) = self.by_difficulty.get(k) {
                 s.push_str(&format!(
-                    "| {k} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% | {:.1}% |\n",
+                    "| {k} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% | {:.1}% | {:.1}% of {} | {:.1}% of {} |\n",
                     c.tasks,
                     c.with_plan,
                     c.group_utility,
@@ -206,240 +307,14 @@ impl Figures {
                     c.fairness,
                     c.upper_bound,
                     c.with_compromises * 100.0,
-                    c.with_subgroups * 100.0
+                    c.with_subgroups * 100.0,
+                    c.hotel_stand_in_share * 100.0,
+                    c.hotels,
+                    c.meal_stand_in_share * 100.0,
+                    c.meals
                 ));
             }
         }
         s
     }
-}
-
-// ---- gtb score ---------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ScoreFormat {
-    #[default]
-    Md,
-    Json,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ScoreOptions {
-    pub tasks: PathBuf,
-    pub plans: PathBuf,
-    pub format: ScoreFormat,
-    /// write score.md / score.json into this folder
-    pub out: Option<PathBuf>,
-}
-
-/// One task's result in a score report.
-#[derive(Debug, Clone, Serialize)]
-pub struct Scored {
-    pub task_id: String,
-    pub difficulty: String,
-    /// the plan's scores; `None` when the line has no plan (see `reason`) or no line exists
-    pub score: Option<PlanScore>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ScoreReport {
-    pub tasks: usize,
-    pub plans: usize,
-    pub valid: usize,
-    pub invalid: usize,
-    /// plans that break the witness contract (trip, compromises, hard constraints)
-    pub breaking: usize,
-    pub without_plan: usize,
-    pub missing: usize,
-    pub summary: BTreeMap<String, ScoreSummary>,
-    pub results: Vec<Scored>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct ScoreSummary {
-    pub tasks: usize,
-    pub plans: usize,
-    /// shares and means over all tasks, a task without a valid plan counting 0 (as the
-    /// release's summary does)
-    pub valid_ratio: f64,
-    pub group_utility_per_user: f64,
-    pub fairness: f64,
-}
-
-/// Read a plans file: one JSON object per line with `task_id` and `plan`.
-pub fn read_plans(path: &Path) -> Result<Vec<PlanLine>> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    gtb_core::jsonl::from_jsonl(&bytes, path)
-}
-
-/// Score plan lines against their tasks.
-pub fn score_lines(tasks: &[Task], lines: &[PlanLine], db: &PoiDb) -> ScoreReport {
-    let by_id: IndexMap<&str, &PlanLine> = lines.iter().map(|l| (l.task_id.as_str(), l)).collect();
-    let results: Vec<Scored> = tasks
-        .par_iter()
-        .map(|t| {
-            let line = by_id.get(t.task_id.as_str());
-            let (score, reason) = match line {
-                None => (
-                    None,
-                    Some("no line for this task in the plans file".to_string()),
-                ),
-                Some(l) => match &l.plan {
-                    None | Some(Value::Null) => (
-                        None,
-                        Some(l.reason.clone().unwrap_or_else(|| "no plan".into())),
-                    ),
-                    Some(p) => (Some(score_plan(t, p, &l.compromises, db)), None),
-                },
-            };
-            Scored {
-                task_id: t.task_id.clone(),
-                difficulty: t.difficulty_type.clone(),
-                score,
-                reason,
-            }
-        })
-        .collect();
-    let mut summary: BTreeMap<String, ScoreSummary> = BTreeMap::new();
-    for r in &results {
-        for k in [r.difficulty.clone(), "all".to_string()] {
-            let s = summary.entry(k).or_default();
-            s.tasks += 1;
-            if let Some(sc) = &r.score {
-                s.plans += 1;
-                if sc.is_plan && sc.validity.valid {
-                    s.valid_ratio += 1.0;
-                }
-                if sc.is_plan {
-                    s.group_utility_per_user += sc.utility.per_user_average_score;
-                    s.fairness += sc.utility.fairness;
-                }
-            }
-        }
-    }
-    for s in summary.values_mut() {
-        let n = s.tasks.max(1) as f64;
-        s.valid_ratio = gtb_score::utility::round2(s.valid_ratio / n);
-        s.group_utility_per_user = gtb_score::utility::round2(s.group_utility_per_user / n);
-        s.fairness = gtb_score::utility::round2(s.fairness / n);
-    }
-    let scored = || results.iter().filter_map(|r| r.score.as_ref());
-    ScoreReport {
-        tasks: tasks.len(),
-        plans: scored().count(),
-        valid: scored().filter(|s| s.is_plan && s.validity.valid).count(),
-        invalid: scored()
-            .filter(|s| !(s.is_plan && s.validity.valid))
-            .count(),
-        breaking: scored().filter(|s| !s.violations.is_empty()).count(),
-        without_plan: results
-            .iter()
-            .filter(|r| r.score.is_none() && by_id.contains_key(r.task_id.as_str()))
-            .count(),
-        missing: results
-            .iter()
-            .filter(|r| !by_id.contains_key(r.task_id.as_str()))
-            .count(),
-        summary,
-        results,
-    }
-}
-
-impl ScoreReport {
-    pub fn to_markdown(&self) -> String {
-        let mut s = format!(
-            "# Plan scores\n\n{} tasks, {} plans: {} valid, {} invalid, {} breaking the witness contract; {} lines without a plan, {} tasks without a line.\n\n",
-            self.tasks,
-            self.plans,
-            self.valid,
-            self.invalid,
-            self.breaking,
-            self.without_plan,
-            self.missing
-        );
-        s.push_str("| difficulty | tasks | plans | valid ratio | utility per member | fairness |\n|---|---|---|---|---|---|\n");
-        for k in ["easy", "medium", "hard", "all"] {
-            if let Some(x) = self.summary.get(k) {
-                s.push_str(&format!(
-                    "| {k} | {} | {} | {:.2} | {:.2} | {:.2} |\n",
-                    x.tasks, x.plans, x.valid_ratio, x.group_utility_per_user, x.fairness
-                ));
-            }
-        }
-        s.push_str("\n| task | difficulty | valid | issues | utility | per member | fairness | split | contract |\n|---|---|---|---|---|---|---|---|---|\n");
-        for r in &self.results {
-            match &r.score {
-                Some(sc) => {
-                    let kinds: Vec<String> = sc
-                        .validity
-                        .counts()
-                        .iter()
-                        .map(|(k, n)| format!("{k}×{n}"))
-                        .collect();
-                    let contract = if sc.violations.is_empty() {
-                        "kept".to_string()
-                    } else {
-                        sc.violations
-                            .iter()
-                            .map(|v| format!("{} {}: {}", v.user, v.field, v.message))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    };
-                    s.push_str(&format!(
-                        "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {} |\n",
-                        r.task_id,
-                        r.difficulty,
-                        if sc.is_plan && sc.validity.valid {
-                            "yes"
-                        } else {
-                            "no"
-                        },
-                        if kinds.is_empty() {
-                            "0".into()
-                        } else {
-                            kinds.join(", ")
-                        },
-                        sc.utility.total_score,
-                        sc.utility.per_user_average_score,
-                        sc.utility.fairness,
-                        sc.utility.split_penalty,
-                        contract
-                    ));
-                }
-                None => s.push_str(&format!(
-                    "| {} | {} | – | – | – | – | – | – | {} |\n",
-                    r.task_id,
-                    r.difficulty,
-                    r.reason.as_deref().unwrap_or("")
-                )),
-            }
-        }
-        s
-    }
-}
-
-/// `gtb score`: the report and its rendering; written into `out` when given.
-pub fn score_file(
-    cfg: &gtb_core::config::Config,
-    opts: &ScoreOptions,
-) -> Result<(ScoreReport, String)> {
-    let res = super::load_resources(cfg)?;
-    let db = PoiDb::from_resources(&res);
-    let tasks = read_tasks(&opts.tasks)?;
-    let lines = read_plans(&opts.plans)?;
-    let report = score_lines(&tasks, &lines, &db);
-    let text = match opts.format {
-        ScoreFormat::Md => report.to_markdown(),
-        ScoreFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-    };
-    if let Some(dir) = &opts.out {
-        let name = match opts.format {
-            ScoreFormat::Md => "score.md",
-            ScoreFormat::Json => "score.json",
-        };
-        gtb_core::digest::write_atomic(&dir.join(name), text.as_bytes())?;
-    }
-    Ok((report, text))
 }

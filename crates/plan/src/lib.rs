@@ -114,7 +114,7 @@ pub struct Compromise {
 }
 
 /// One line of a plans file (`plans.jsonl`): a task's plan with the compromises it assumes,
-/// or `plan: null` and the reason. `gtb score` reads any file of such lines (only `task_id`,
+/// or `plan: null`, the reason and the verdict. `gtb score` reads any file of such lines (only `task_id`,
 /// `plan` and `compromises` matter to it), an agent's plans converted to it included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanLine {
@@ -122,6 +122,10 @@ pub struct PlanLine {
     pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// with `plan: null`: `infeasible` (the reason is a proof) or `search_exhausted` (the
+    /// search ran out; the reason is the breach its best plan still had)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
     #[serde(default)]
     pub compromises: Vec<Compromise>,
     #[serde(default)]

@@ -122,6 +122,17 @@ pub struct HotelBand {
     pub price_high: u32,
 }
 
+/// A real hotel, by name (`raw_data/hotels/named_*.csv`, or a POI store's hotels).
+#[derive(Debug, Clone)]
+pub struct NamedHotel {
+    pub city: CityId,
+    pub name: String,
+    /// one of the 13 hotel categories
+    pub category: String,
+    /// CNY per room and night (a typical price, not a quote)
+    pub price: u32,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransportOption {
     pub mode: &'static str,
@@ -228,6 +239,8 @@ pub struct Resources {
     pub aliases: Vec<Vec<Alias>>,
     pub food: Vec<Vec<Food>>,
     pub hotels: Vec<Vec<HotelBand>>,
+    /// real hotels by name, per city (the snapshot's named tables, or a store's hotels)
+    pub named_hotels: Vec<Vec<NamedHotel>>,
     transport: HashMap<(CityId, CityId), Vec<TransportOption>>,
     pub profiles: Vec<Profile>,
     profile_index: HashMap<String, usize>,
@@ -353,6 +366,34 @@ impl Resources {
                 })
             })
             .collect()
+    }
+    /// One option per leg of a route (among those `usable(leg index, option)` admits): per
+    /// set of must lists met (bit i: some leg uses a mode of `musts[i]`), the cheapest total
+    /// fare. A group whose firm members' musts can all be met has the full set as a key.
+    pub fn fares_by_musts(
+        &self,
+        hub: CityId,
+        cities: &[CityId],
+        usable: impl Fn(usize, &TransportOption) -> bool,
+        musts: &[&[String]],
+    ) -> BTreeMap<u64, u32> {
+        let mut states: BTreeMap<u64, u32> = BTreeMap::from([(0, 0)]);
+        for (l, (a, b)) in self.route_legs(hub, cities).into_iter().enumerate() {
+            let mut next: BTreeMap<u64, u32> = BTreeMap::new();
+            for o in self.transport(a, b).iter().filter(|o| usable(l, o)) {
+                let hit = musts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.iter().any(|x| x == o.mode))
+                    .fold(0u64, |h, (i, _)| h | 1 << i);
+                for (&h, &f) in &states {
+                    let e = next.entry(h | hit).or_insert(u32::MAX);
+                    *e = (*e).min(f + o.fare);
+                }
+            }
+            states = next;
+        }
+        states
     }
     /// Cheapest fare of a leg, optionally restricted to a mode.
     pub fn cheapest_fare(&self, a: CityId, b: CityId, mode: Option<&str>) -> Option<u32> {
@@ -539,78 +580,10 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         vec![Vec::new(); n]
     };
 
-    // food
-    let mut food: Vec<Vec<Food>> = vec![Vec::new(); n];
+    // food and hotels
     let mut empty_files: Vec<PathBuf> = Vec::new();
-    for file in csv_files(&paths.food)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, &city_index)?;
-            let kind = match r.str("kind")? {
-                "cuisine" => FoodKind::Cuisine,
-                "dish" => FoodKind::Dish,
-                "restaurant" => FoodKind::Restaurant,
-                other => {
-                    return Err(r.err(
-                        "kind",
-                        format!("must be cuisine, dish or restaurant, got {other:?}"),
-                    ));
-                }
-            };
-            let category = r.text("category")?;
-            if !vocab::is_food_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not in the food vocabulary"),
-                ));
-            }
-            Ok(Food {
-                city,
-                name: r.text("name")?,
-                kind,
-                category,
-                price: r.parse("price")?,
-            })
-        })?;
-        if rows.is_empty() {
-            empty_files.push(file.clone());
-        }
-        for f in rows {
-            food[f.city as usize].push(f);
-        }
-        files.push(file);
-    }
-
-    // hotels
-    let mut hotels: Vec<Vec<HotelBand>> = vec![Vec::new(); n];
-    for file in csv_files(&paths.hotels)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, &city_index)?;
-            let category = r.text("category")?;
-            if !vocab::is_hotel_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not one of the 13 hotel categories"),
-                ));
-            }
-            let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
-            if lo > hi {
-                return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
-            }
-            Ok(HotelBand {
-                city,
-                category,
-                price_low: lo,
-                price_high: hi,
-            })
-        })?;
-        if rows.is_empty() {
-            empty_files.push(file.clone());
-        }
-        for h in rows {
-            hotels[h.city as usize].push(h);
-        }
-        files.push(file);
-    }
+    let food = load_food(paths, &city_index, &mut files, &mut empty_files)?;
+    let (hotels, named_hotels) = load_hotels(paths, &city_index, &mut files, &mut empty_files)?;
     check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
 
     // transport
@@ -713,6 +686,7 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         aliases,
         food,
         hotels,
+        named_hotels,
         transport,
         profiles,
         profile_index,
@@ -743,6 +717,136 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     res.input_digests = digests;
     res.index_names();
     Ok(res)
+}
+
+/// A named venue's `basis` (where its name is confirmed), required and non-empty when the
+/// table has the column: reviewers check every named row against it.
+fn basis(r: &table::Row) -> Result<(), InputError> {
+    match r.optional("basis") {
+        Some("") => Err(r.err("basis", "empty: say where the name is confirmed")),
+        _ => Ok(()),
+    }
+}
+
+/// The food tables (cuisines, dishes, named restaurants), per city in file order.
+fn load_food(
+    paths: &Paths,
+    city_index: &HashMap<String, CityId>,
+    files: &mut Vec<PathBuf>,
+    empty_files: &mut Vec<PathBuf>,
+) -> Result<Vec<Vec<Food>>, InputError> {
+    let mut food: Vec<Vec<Food>> = vec![Vec::new(); city_index.len()];
+    for file in csv_files(&paths.food)? {
+        let rows = read_csv(&file, |r| {
+            let city = check_city(r, city_index)?;
+            let kind = match r.str("kind")? {
+                "cuisine" => FoodKind::Cuisine,
+                "dish" => FoodKind::Dish,
+                "restaurant" => FoodKind::Restaurant,
+                other => {
+                    return Err(r.err(
+                        "kind",
+                        format!("must be cuisine, dish or restaurant, got {other:?}"),
+                    ));
+                }
+            };
+            let category = r.text("category")?;
+            if !vocab::is_food_category(&category) {
+                return Err(r.err(
+                    "category",
+                    format!("{category:?} is not in the food vocabulary"),
+                ));
+            }
+            basis(r)?;
+            let f = Food {
+                city,
+                name: r.text("name")?,
+                kind,
+                category,
+                price: r.parse("price")?,
+            };
+            let known = &food[city as usize];
+            if kind == FoodKind::Restaurant
+                && known
+                    .iter()
+                    .any(|k| k.kind == FoodKind::Restaurant && k.name == f.name)
+            {
+                return Err(r.err(
+                    "name",
+                    format!("restaurant {:?} is listed twice in its city", f.name),
+                ));
+            }
+            food[city as usize].push(f);
+            Ok(())
+        })?;
+        if rows.is_empty() {
+            empty_files.push(file.clone());
+        }
+        files.push(file);
+    }
+    Ok(food)
+}
+
+/// The hotel tables: price bands per category, and named hotels (tables with a `name`
+/// column), per city in file order.
+fn load_hotels(
+    paths: &Paths,
+    city_index: &HashMap<String, CityId>,
+    files: &mut Vec<PathBuf>,
+    empty_files: &mut Vec<PathBuf>,
+) -> Result<(Vec<Vec<HotelBand>>, Vec<Vec<NamedHotel>>), InputError> {
+    let n = city_index.len();
+    let mut bands: Vec<Vec<HotelBand>> = vec![Vec::new(); n];
+    let mut named: Vec<Vec<NamedHotel>> = vec![Vec::new(); n];
+    for file in csv_files(&paths.hotels)? {
+        let rows = read_csv(&file, |r| {
+            let city = check_city(r, city_index)?;
+            let category = r.text("category")?;
+            if !vocab::is_hotel_category(&category) {
+                return Err(r.err(
+                    "category",
+                    format!("{category:?} is not one of the 13 hotel categories"),
+                ));
+            }
+            if r.has("name") {
+                basis(r)?;
+                let name = r.text("name")?;
+                if named[city as usize].iter().any(|h| h.name == name) {
+                    return Err(r.err(
+                        "name",
+                        format!("hotel {name:?} is listed twice in its city"),
+                    ));
+                }
+                let h = NamedHotel {
+                    city,
+                    name,
+                    category,
+                    price: r.number_in("price", 1..=100_000)?,
+                };
+                // a named hotel is kept here; the row yields no band
+                named[city as usize].push(h);
+                return Ok(None);
+            }
+            let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
+            if lo > hi {
+                return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
+            }
+            Ok(Some(HotelBand {
+                city,
+                category,
+                price_low: lo,
+                price_high: hi,
+            }))
+        })?;
+        if rows.is_empty() {
+            empty_files.push(file.clone());
+        }
+        for h in rows.into_iter().flatten() {
+            bands[h.city as usize].push(h);
+        }
+        files.push(file);
+    }
+    Ok((bands, named))
 }
 
 /// The attraction tables, per city sorted by popularity (desc) then name, parent links

@@ -270,3 +270,33 @@ pub fn is_hotel_category(s: &str) -> bool {
 pub fn is_transport_mode(s: &str) -> bool {
     TRANSPORT_MODES.contains(&s)
 }
+
+/// The three kinds of POI of the release's table (`poi_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoiKind {
+    Attraction,
+    Food,
+    Hotel,
+}
+
+/// The category the release's resolver reads for a stored category (`utils/eval_util.py`):
+/// an empty or excluded attraction category counts as 公园, food as 中餐, and a hotel
+/// category outside the 13 as 商务酒店. The scorer and the generator (which grounds must_eat
+/// in what the venues serve) both read categories through it.
+pub fn resolved_category(category: &str, kind: PoiKind) -> &str {
+    let fallback = match kind {
+        PoiKind::Attraction => "公园",
+        PoiKind::Food => "中餐",
+        PoiKind::Hotel => "商务酒店",
+    };
+    let excluded = match kind {
+        PoiKind::Attraction => EXCLUDED_ATTRACTION_CATEGORIES.contains(&category),
+        PoiKind::Food => EXCLUDED_FOOD_CATEGORIES.contains(&category),
+        PoiKind::Hotel => !is_hotel_category(category),
+    };
+    if category.is_empty() || excluded {
+        fallback
+    } else {
+        category
+    }
+}

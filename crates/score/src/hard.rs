@@ -5,10 +5,13 @@
 //!
 //! * `avg_budget`: what the member pays (intercity, hotels, own meals) is within it;
 //! * `intensity`: no day over `max_poi_per_day` attractions or `max_active_hours`;
-//! * `transport.must`: every intercity trip uses one of the member's must modes (when any);
-//!   `transport.reject`: none uses a rejected mode;
+//! * `transport.must`: at least one intercity trip uses one of the member's must modes (when
+//!   any), as the release scores each trip by a must mode +2 and an unmet must 0;
+//!   `transport.reject`: no trip uses a rejected mode;
 //! * per city, every `must_visit` and `must_eat` item is scored for the member (+2), and no
-//!   `reject_visit` / `reject_eat` item is.
+//!   `reject_visit` / `reject_eat` item is; a `must_eat` item is also kept by a stand-in meal
+//!   named after it (`热干面（武汉市·示意）`: the kind of place, unnamed), which the release
+//!   does not score (the solver prefers a real venue it scores).
 //!
 //! Everything is read off the release's own scoring details, so "kept" means exactly what the
 //! scorer counts.
@@ -186,6 +189,26 @@ pub fn compromises(task: &Task, applied: &[Applied]) -> Vec<Violation> {
     out
 }
 
+/// (city, location) of the stand-in meals (`plan::standin`) a member takes part in.
+fn stand_in_meals<'a>(plan: &'a Value, user: &str) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    for seg in list(plan, "days")
+        .iter()
+        .flat_map(|d| list(d, "city_segments"))
+    {
+        for a in list(seg, "activities") {
+            let location = text(a, "location");
+            if text(a, "type") == "food"
+                && gtb_plan::parse_stand_in(location).is_some()
+                && super::pyval::Participants::of(a).contains(user)
+            {
+                out.push((text(seg, "city"), location));
+            }
+        }
+    }
+    out
+}
+
 /// The strong tier of every member, from the scorer's details.
 pub fn constraints(
     plan: &Value,
@@ -233,25 +256,27 @@ pub fn constraints(
         }
         let g = get(p, "global_constraints").unwrap_or(&Value::Null);
         let must_modes = super::pyval::strings(get(g, "transport").unwrap_or(&Value::Null), "must");
-        if !must_modes.is_empty() {
-            for m in trips.iter().filter(|m| !must_modes.contains(m)) {
-                out.push(vi(
-                    u,
-                    "global_constraints.transport.must",
-                    m,
-                    format!("a trip by {m:?}, not one of {must_modes:?}"),
-                ));
-            }
+        if !must_modes.is_empty() && !trips.iter().any(|m| must_modes.contains(m)) {
+            out.push(vi(
+                u,
+                "global_constraints.transport.must",
+                &must_modes.join("/"),
+                format!("no intercity trip is by {}", must_modes.join(" or ")),
+            ));
         }
         let cities = get(p, "city_specific_preferences")
             .and_then(Value::as_object)
             .into_iter()
             .flatten();
+        let stand_ins = stand_in_meals(plan, u);
         for (city, cp) in cities {
+            // kept: the scorer counts it; a must_eat also when a stand-in meal names it
             let scored = |field: &str, item: &str| {
                 s.details
                     .iter()
                     .any(|d| d.term.field == field && d.city == *city && d.term.item == item)
+                    || field == "must_eat"
+                        && stand_ins.iter().any(|(c, l)| c == city && l.contains(item))
             };
             for (group, field, want) in [
                 ("attractions", "must_visit", true),

@@ -7,6 +7,7 @@
 pub mod compromise;
 pub mod hard;
 pub mod pyval;
+pub mod record;
 pub mod resolver;
 pub mod rules;
 pub mod utility;
@@ -60,9 +61,22 @@ pub fn users(task: &Task) -> Vec<String> {
 
 /// Score a plan of a task after its compromises.
 pub fn score_plan(task: &Task, plan: &Value, compromises: &[Compromise], db: &PoiDb) -> PlanScore {
-    let users = users(task);
     let mut prefs = preferences(task);
     let applied = compromise::apply(&mut prefs, compromises);
+    score_with(task, plan, &users(task), &prefs, applied, db)
+}
+
+/// Score a plan against given effective preferences (an inference record's: the release
+/// scores those, whatever compromises led to them), for the members in `users` order;
+/// `applied` are the compromises behind them, for the witness contract.
+pub fn score_with(
+    task: &Task,
+    plan: &Value,
+    users: &[String],
+    prefs: &IndexMap<String, Value>,
+    applied: Vec<compromise::Applied>,
+    db: &PoiDb,
+) -> PlanScore {
     if !is_plan(plan) {
         return PlanScore {
             is_plan: false,
@@ -79,11 +93,11 @@ pub fn score_plan(task: &Task, plan: &Value, compromises: &[Compromise], db: &Po
             violations: Vec::new(),
         };
     }
-    let validity = validity::check(plan, &users, db);
-    let utility = utility::score(plan, &prefs, &users, db);
+    let validity = validity::check(plan, users, db);
+    let utility = utility::score(plan, prefs, users, db);
     let mut violations = hard::trip(task, plan);
     violations.extend(hard::compromises(task, &applied));
-    violations.extend(hard::constraints(plan, &prefs, &utility));
+    violations.extend(hard::constraints(plan, prefs, &utility));
     PlanScore {
         is_plan: true,
         validity,

@@ -1,23 +1,21 @@
 //! The POI table a plan is scored against, with the release's resolution rules
 //! (`utils/eval_util.py`): per city, an exact name first, then the stored name that contains
 //! the location with the best length ratio (the first such name on ties); categories outside
-//! the vocabularies fall back to 公园 / 中餐 / 商务酒店. Built from our resources: attractions
-//! and named restaurants under their names, hotel bands, cuisines and dishes under their
-//! stand-in labels (`plan::standin`), plus a stand-in for every food category of a city that
-//! no cuisine or dish row names (so that every category has a venue whose name shows it). It
-//! is also the solver's catalogue of venues and prices.
+//! the vocabularies fall back to 公园 / 中餐 / 商务酒店 (`vocab::resolved_category`).
+//!
+//! Like the release's `all_poi_by_city.json` it holds real names only: the attractions, named
+//! restaurants and named hotels of the resources (or of a POI store). A stand-in label
+//! (`plan::standin`) resolves to nothing, as in the release: no food or hotel term, its cost
+//! still counted. `with_stand_ins` adds them under the category they name, which is *not* the
+//! release's scoring (`gtb score --credit-stand-ins` says so in its output). `stand_ins` lists
+//! a city's stand-in venues, which the solver may fall back on where the resources name too
+//! few venues.
 
-use gtb_plan::{parse_stand_in, stand_in};
+use gtb_plan::stand_in;
 use gtb_resources::hours::{OpeningHours, TimeWindow};
-use gtb_resources::{FoodKind, Resources, vocab};
+pub use gtb_resources::vocab::PoiKind;
+use gtb_resources::{CityId, FoodKind, Resources, vocab};
 use std::collections::HashMap;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PoiKind {
-    Attraction,
-    Food,
-    Hotel,
-}
 
 #[derive(Debug, Clone)]
 pub struct Poi {
@@ -46,107 +44,38 @@ struct CityPois {
 #[derive(Debug, Default)]
 pub struct PoiDb {
     cities: HashMap<String, CityPois>,
+    /// per city: the stand-in venues (`stand_ins`), outside the table: never resolved
+    fallback: HashMap<String, Vec<Poi>>,
 }
 
-/// The resolution rules applied to a stored category.
+/// The resolution rules applied to a stored category (`vocab::resolved_category`).
 pub fn effective_category(category: &str, kind: PoiKind) -> &str {
-    let fallback = match kind {
-        PoiKind::Attraction => "公园",
-        PoiKind::Food => "中餐",
-        PoiKind::Hotel => "商务酒店",
-    };
-    let excluded = match kind {
-        PoiKind::Attraction => vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&category),
-        PoiKind::Food => vocab::EXCLUDED_FOOD_CATEGORIES.contains(&category),
-        PoiKind::Hotel => !vocab::is_hotel_category(category),
-    };
-    if category.is_empty() || excluded {
-        fallback
-    } else {
-        category
-    }
+    vocab::resolved_category(category, kind)
 }
 
 impl PoiDb {
-    /// Every venue of the resources, city by city: attractions, food, hotels.
+    /// The release-like table of the resources: every attraction, named restaurant and
+    /// named hotel, city by city in that order, under its real name.
     pub fn from_resources(res: &Resources) -> Self {
         let mut db = PoiDb::default();
         for (c, city) in res.cities.iter().enumerate() {
-            for (i, a) in res.attractions[c].iter().enumerate() {
-                db.add(
-                    &city.name,
-                    Poi {
-                        name: a.name.clone(),
-                        category: a.category.clone(),
-                        kind: PoiKind::Attraction,
-                        hours: a.hours.clone(),
-                        price: a.ticket,
-                        attraction: Some(i),
-                        stand_in: false,
-                    },
-                );
+            for poi in real_pois(res, c as CityId) {
+                db.add(&city.name, poi);
             }
-            for f in &res.food[c] {
-                let named = f.kind == FoodKind::Restaurant;
-                db.add(
-                    &city.name,
-                    Poi {
-                        name: if named {
-                            f.name.clone()
-                        } else {
-                            stand_in(&f.name, &city.name)
-                        },
-                        category: f.category.clone(),
-                        kind: PoiKind::Food,
-                        hours: None,
-                        price: f.price,
-                        attraction: None,
-                        stand_in: !named,
-                    },
-                );
-            }
-            // a venue whose name shows each food category of the city: a category known only
-            // from named restaurants (or from cuisine rows named otherwise) gets a stand-in
-            let mut categories: Vec<(&str, u32)> = Vec::new();
-            for f in &res.food[c] {
-                match categories.iter_mut().find(|(k, _)| *k == f.category) {
-                    Some(e) => e.1 = e.1.min(f.price),
-                    None => categories.push((&f.category, f.price)),
-                }
-            }
-            for (category, price) in categories {
-                if res.food[c]
-                    .iter()
-                    .any(|f| f.kind != FoodKind::Restaurant && f.name.contains(category))
-                {
-                    continue;
-                }
-                db.add(
-                    &city.name,
-                    Poi {
-                        name: stand_in(category, &city.name),
-                        category: category.to_string(),
-                        kind: PoiKind::Food,
-                        hours: None,
-                        price,
-                        attraction: None,
-                        stand_in: true,
-                    },
-                );
-            }
-            for h in &res.hotels[c] {
-                db.add(
-                    &city.name,
-                    Poi {
-                        name: stand_in(&h.category, &city.name),
-                        category: h.category.clone(),
-                        kind: PoiKind::Hotel,
-                        hours: None,
-                        price: h.price_low,
-                        attraction: None,
-                        stand_in: true,
-                    },
-                );
+            db.fallback
+                .insert(city.name.clone(), stand_ins(res, c as CityId));
+        }
+        db
+    }
+
+    /// `from_resources` plus every stand-in label of each city under the category it names.
+    /// NOT the release's scoring: the release's table has no such names, so it gives them
+    /// nothing; kept for comparing with plans scored before stand-ins stopped counting.
+    pub fn with_stand_ins(res: &Resources) -> Self {
+        let mut db = PoiDb::from_resources(res);
+        for (c, city) in res.cities.iter().enumerate() {
+            for poi in stand_ins(res, c as CityId) {
+                db.add(&city.name, poi);
             }
         }
         db
@@ -162,6 +91,11 @@ impl PoiDb {
                 c.pois.push(poi);
             }
         }
+    }
+
+    /// The stand-in venues of a city (not in the table: they resolve to nothing).
+    pub fn stand_ins_of(&self, city: &str) -> &[Poi] {
+        self.fallback.get(city).map_or(&[], Vec::as_slice)
     }
 
     /// The venues of a city, in table order.
@@ -189,24 +123,20 @@ impl PoiDb {
     }
 
     /// `POICategoryResolver.resolve`: the category of a location in a city after the
-    /// resolution rules, `None` when nothing matches. A stand-in label that the table does not
-    /// hold still resolves to the vocabulary category it names.
+    /// resolution rules, `None` when nothing matches.
     pub fn category(&self, name: &str, city: &str) -> Option<&str> {
-        if let Some(p) = self.cities.get(city).and_then(|c| c.exact.get(name)) {
-            let p = &self.cities[city].pois[*p];
-            return Some(effective_category(&p.category, p.kind));
-        }
-        if let Some((kind, at)) = parse_stand_in(name)
-            && at == city
-            && let Some(k) = vocab::HOTEL_CATEGORIES
-                .iter()
-                .chain(vocab::FOOD_CATEGORIES.iter())
-                .find(|c| **c == kind)
-        {
-            return Some(k);
-        }
         self.find(name, city)
             .map(|p| effective_category(&p.category, p.kind))
+    }
+
+    /// The cities of the table (sorted) with their venues in table order: the release's
+    /// `all_poi_by_city.json` layout (`gtb poi-table`).
+    pub fn cities(&self) -> impl Iterator<Item = (&str, &[Poi])> {
+        let mut names: Vec<&String> = self.cities.keys().collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|c| (c.as_str(), self.cities[c].pois.as_slice()))
     }
 
     /// `POIOpeningHoursResolver.get_time_windows`: the windows of the matched POI on a date
@@ -218,6 +148,86 @@ impl PoiDb {
             .as_ref()?
             .windows_on(&mmdd, weekday)
     }
+}
+
+/// The real venues of a city: attractions, named restaurants, named hotels.
+fn real_pois(res: &Resources, c: CityId) -> Vec<Poi> {
+    let ci = c as usize;
+    let attractions = res.attractions[ci].iter().enumerate().map(|(i, a)| Poi {
+        name: a.name.clone(),
+        category: a.category.clone(),
+        kind: PoiKind::Attraction,
+        hours: a.hours.clone(),
+        price: a.ticket,
+        attraction: Some(i),
+        stand_in: false,
+    });
+    let restaurants = res.food[ci]
+        .iter()
+        .filter(|f| f.kind == FoodKind::Restaurant)
+        .map(|f| Poi {
+            name: f.name.clone(),
+            category: f.category.clone(),
+            kind: PoiKind::Food,
+            hours: None,
+            price: f.price,
+            attraction: None,
+            stand_in: false,
+        });
+    let hotels = res.named_hotels[ci].iter().map(|h| Poi {
+        name: h.name.clone(),
+        category: h.category.clone(),
+        kind: PoiKind::Hotel,
+        hours: None,
+        price: h.price,
+        attraction: None,
+        stand_in: false,
+    });
+    attractions.chain(restaurants).chain(hotels).collect()
+}
+
+/// The stand-in venues of a city (`plan::standin`): one per cuisine and dish row (priced
+/// from the row), one per food category that no such row names (priced as the cheapest row
+/// of that category, named restaurants included), so that every category has a venue whose
+/// name shows it, and one per hotel band (priced at the band's lower price per room).
+pub fn stand_ins(res: &Resources, c: CityId) -> Vec<Poi> {
+    let ci = c as usize;
+    let city = &res.cities[ci].name;
+    let poi = |name: &str, category: &str, kind, price| Poi {
+        name: stand_in(name, city),
+        category: category.to_string(),
+        kind,
+        hours: None,
+        price,
+        attraction: None,
+        stand_in: true,
+    };
+    let mut out: Vec<Poi> = res.food[ci]
+        .iter()
+        .filter(|f| f.kind != FoodKind::Restaurant)
+        .map(|f| poi(&f.name, &f.category, PoiKind::Food, f.price))
+        .collect();
+    let mut categories: Vec<(&str, u32)> = Vec::new();
+    for f in &res.food[ci] {
+        match categories.iter_mut().find(|(k, _)| *k == f.category) {
+            Some(e) => e.1 = e.1.min(f.price),
+            None => categories.push((&f.category, f.price)),
+        }
+    }
+    for (category, price) in categories {
+        let shown = res.food[ci]
+            .iter()
+            .any(|f| f.kind != FoodKind::Restaurant && f.name.contains(category));
+        if !shown {
+            out.push(poi(category, category, PoiKind::Food, price));
+        }
+    }
+    out.extend(
+        res.hotels[ci]
+            .iter()
+            .map(|h| poi(&h.category, &h.category, PoiKind::Hotel, h.price_low)),
+    );
+    out
 }
 
 /// `("MM-DD", ISO weekday)` of a `%Y-%m-%d` date (one- or two-digit month and day accepted, as
@@ -278,11 +288,8 @@ mod tests {
         assert_eq!(db.category("老孙家", "西安市"), Some("中餐"));
         assert_eq!(db.category("西安城墙", "北京市"), None);
         assert_eq!(db.category("", "西安市"), None);
-        assert_eq!(
-            db.category("豪华型（西安市·示意）", "西安市"),
-            Some("豪华型")
-        );
-        assert_eq!(db.category("豪华型（北京市·示意）", "西安市"), None);
+        // a stand-in label is no name of the table: nothing, as in the release
+        assert_eq!(db.category("豪华型（西安市·示意）", "西安市"), None);
         assert_eq!(date_parts("2026-5-4"), Some(("05-04".into(), 1)));
         assert_eq!(date_parts("2026-02-30"), None);
     }

@@ -78,31 +78,17 @@ pub struct Frame {
     /// per member: transport terms, fares
     pub transport_value: Vec<i32>,
     pub fare: u32,
-    /// per member: legs whose mode misses their must list / is rejected by them
-    pub must_missed: Vec<u32>,
+    /// members with a transport must list that no leg uses (the must holds when at least
+    /// one intercity trip is by one of its modes)
+    pub must_unmet: Mask,
+    /// per member: legs by a mode they reject
     pub rejected: Vec<u32>,
 }
 
-/// Whether a leg's option fits into its travel day: the outbound trip leaves from
-/// `EARLIEST_DEPARTURE` and a move from the morning's start, both arriving by
-/// `LATEST_ARRIVAL`; the return leaves after the last morning's start and is home by
-/// `RETURN_ARRIVAL_LATEST`.
+/// Whether a leg's option fits into its travel day (`model::fits_travel_day`).
 pub fn leg_fits(inst: &Instance, leg: usize, option: usize) -> bool {
     let o = &inst.legs[leg].options[option];
-    let (acc, buffer) = model::access(o.mode);
-    let earliest = if leg == 0 {
-        model::EARLIEST_DEPARTURE
-    } else if leg + 1 < inst.legs.len() {
-        up5(model::TRAVEL_DAY_START + acc + buffer)
-    } else {
-        up5(model::DAY_START + acc + buffer)
-    };
-    let latest = if leg + 1 < inst.legs.len() {
-        model::LATEST_ARRIVAL
-    } else {
-        model::RETURN_ARRIVAL_LATEST
-    };
-    earliest + o.minutes <= latest
+    model::fits_travel_day(o.mode, o.minutes, model::LegPlace::of(leg, inst.legs.len()))
 }
 
 /// Every way to share `nights` among `n` destinations with at least one each.
@@ -152,25 +138,25 @@ impl Frame {
             night_dest: Vec::new(),
             transport_value: vec![0; n],
             fare: 0,
-            must_missed: vec![0; n],
+            must_unmet: 0,
             rejected: vec![0; n],
         };
         for (d, &k) in nights.iter().enumerate() {
             f.night_dest.extend(std::iter::repeat_n(d, k as usize));
         }
+        let mut must_hit: Mask = 0;
         for (leg, &o) in options.iter().enumerate() {
             let opt = &inst.legs[leg].options[o];
             f.fare += opt.fare;
+            must_hit |= opt.must_hit;
             for i in 0..n {
                 f.transport_value[i] += opt.value[i];
-                if opt.must_missed >> i & 1 == 1 {
-                    f.must_missed[i] |= 1 << leg;
-                }
                 if opt.rejected >> i & 1 == 1 {
                     f.rejected[i] |= 1 << leg;
                 }
             }
         }
+        f.must_unmet = inst.must_travellers() & !must_hit;
         let mode = |leg: usize| inst.legs[leg].options[options[leg]].mode;
         let minutes = |leg: usize| inst.legs[leg].options[options[leg]].minutes;
         // the outbound trip
@@ -287,16 +273,6 @@ impl Frame {
         self.trips
             .iter()
             .any(|t| inst.legs[t.leg].options[t.option].mode == "自驾")
-    }
-
-    /// Members for whom a leg breaks a hard transport constraint.
-    pub fn transport_breakers(&self) -> Mask {
-        self.must_missed
-            .iter()
-            .zip(&self.rejected)
-            .enumerate()
-            .filter(|(_, (m, r))| **m != 0 || **r != 0)
-            .fold(0, |acc, (i, _)| acc | 1 << i)
     }
 }
 

@@ -2,12 +2,19 @@
 //! candidate sights, meals and hotels with what each is worth to each member under the
 //! release's rules (`score::rules`), so that the search adds numbers instead of re-reading
 //! preferences.
+//!
+//! Venues come from the scoring table (real names: the resources' or a store's attractions,
+//! restaurants and hotels) and, in cities no POI store covers, from the stand-ins
+//! (`score::resolver::stand_ins`), which the table does not resolve and which therefore score
+//! nothing. Large inventories (a store lists hundreds of venues per city) are cut to the
+//! venues a plan could want (`shortlist`): every sight someone must see or likes, the best
+//! meals and hotels of each member, the ones serving a must_eat, and the cheapest.
 
 use super::model::{self, MealKind};
-use gtb_core::task::{Preference, Task};
+use gtb_core::task::{CityPref, Preference, Task};
 use gtb_resources::hours::OpeningHours;
 use gtb_resources::{CityId, Resources};
-use gtb_score::resolver::{PoiDb, PoiKind, date_parts};
+use gtb_score::resolver::{Poi, PoiDb, PoiKind, date_parts};
 use gtb_score::rules::{self, FoodLists};
 
 /// A set of members (bit i = the i-th member in the task's order); groups have at most 6.
@@ -22,6 +29,13 @@ pub struct Member<'a> {
     pub firm: bool,
 }
 
+impl Member<'_> {
+    /// The member's list of a destination (empty when the task has no table for it).
+    pub fn city(&self, name: &str) -> Option<&CityPref> {
+        self.pref.city_specific_preferences.get(name)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LegOption {
     pub mode: &'static str,
@@ -29,8 +43,8 @@ pub struct LegOption {
     pub fare: u32,
     /// transport terms per member
     pub value: Vec<i32>,
-    /// members whose must list is non-empty and lacks this mode
-    pub must_missed: Mask,
+    /// members whose must list names this mode
+    pub must_hit: Mask,
     /// members who reject this mode
     pub rejected: Mask,
 }
@@ -59,8 +73,8 @@ pub struct Meal<'a> {
     pub stand_in: bool,
     /// food terms per member
     pub value: Vec<i32>,
-    /// per member: the must_eat items it serves: scored +2 *and* named in the location, so
-    /// that the plan shows it without the POI table
+    /// per member: the must_eat items it keeps: scored (+2) by the release, or named by a
+    /// stand-in (`score::hard`)
     pub must: Vec<Items>,
     /// members for whom it scores a reject_eat item, or whose reject_eat item its name
     /// contains (stricter than the release's first-hit rule, which a must may pre-empt)
@@ -69,8 +83,9 @@ pub struct Meal<'a> {
 
 pub struct Hotel<'a> {
     pub location: &'a str,
-    /// per person and night: the band's lower price, two to a room
+    /// per person and night: the price per room, two to a room
     pub price: u32,
+    pub stand_in: bool,
     pub value: Vec<i32>,
 }
 
@@ -158,8 +173,32 @@ fn bits<F: Fn(&str) -> bool>(items: &[String], hit: F) -> Items {
         .fold(0, |b, (i, _)| b | 1 << i)
 }
 
+/// All items of a list as a mask.
+fn full(len: usize) -> Items {
+    if len >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << len) - 1
+    }
+}
+
+/// The trip's days: (YYYY-MM-DD, MM-DD, ISO weekday) from the task's date.
+fn trip_dates(task: &Task, days: u32) -> Vec<(String, String, u8)> {
+    let Ok(start) = chrono::NaiveDate::parse_from_str(&task.time, "%Y-%m-%d") else {
+        return Vec::new();
+    };
+    (0..days)
+        .filter_map(|i| {
+            let d = start.checked_add_days(chrono::Days::new(u64::from(i)))?;
+            let d = d.format("%Y-%m-%d").to_string();
+            let (mmdd, wd) = date_parts(&d)?;
+            Some((d, mmdd, wd))
+        })
+        .collect()
+}
+
 impl<'a> Instance<'a> {
-    /// Prepare a task; `None` with the reason when it cannot be set up (see `setup_error`).
+    /// Prepare a task; `Err` with the reason when it cannot be set up (see `setup_error`).
     pub fn new(task: &'a Task, res: &'a Resources, db: &'a PoiDb) -> Result<Self, String> {
         if let Some(e) = setup_error(task, res) {
             return Err(e);
@@ -173,18 +212,14 @@ impl<'a> Instance<'a> {
                 firm: !e.compromisable,
             })
             .collect();
-        let hub = res.city_id(&task.metadata.departure_city).expect("checked");
-        let days = task.days().expect("checked");
-        let start = chrono::NaiveDate::parse_from_str(&task.time, "%Y-%m-%d").expect("checked");
-        let dates = (0..days)
-            .map(|i| {
-                let d = (start + chrono::Duration::days(i as i64))
-                    .format("%Y-%m-%d")
-                    .to_string();
-                let (mmdd, wd) = date_parts(&d).expect("a formatted date parses");
-                (d, mmdd, wd)
-            })
-            .collect();
+        let hub = res
+            .city_id(&task.metadata.departure_city)
+            .ok_or("the departure city is not in the resources")?;
+        let days = task.days().ok_or("no trip length")?;
+        let dates = trip_dates(task, days);
+        if dates.len() != days as usize {
+            return Err(format!("the trip from {} runs off the calendar", task.time));
+        }
         let mut inst = Instance {
             task,
             res,
@@ -199,7 +234,10 @@ impl<'a> Instance<'a> {
             must_eat: Vec::new(),
         };
         for c in &task.metadata.cities {
-            let d = inst.destination(res.city_id(c).expect("checked"), db);
+            let id = res
+                .city_id(c)
+                .ok_or("a destination is not in the resources")?;
+            let d = inst.destination(id, db);
             inst.dest.push(d);
         }
         let stops: Vec<CityId> = std::iter::once(hub)
@@ -207,19 +245,8 @@ impl<'a> Instance<'a> {
             .chain(std::iter::once(hub))
             .collect();
         inst.legs = stops.windows(2).map(|w| inst.leg(w[0], w[1])).collect();
-        let full = |len: usize| {
-            if len >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << len) - 1
-            }
-        };
         for m in &inst.members {
-            let cps: Vec<Option<&gtb_core::task::CityPref>> = inst
-                .dest
-                .iter()
-                .map(|d| m.pref.city_specific_preferences.get(d.name))
-                .collect();
+            let cps: Vec<Option<&CityPref>> = inst.dest.iter().map(|d| m.city(d.name)).collect();
             inst.must_visit.push(
                 cps.iter()
                     .map(|c| full(c.map_or(0, |c| c.attractions.must_visit.len())))
@@ -246,6 +273,24 @@ impl<'a> Instance<'a> {
             .collect()
     }
 
+    /// The members who cannot yield.
+    pub fn firm(&self) -> Mask {
+        self.members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.firm)
+            .fold(0, |a, (i, _)| a | 1 << i)
+    }
+
+    /// The members with a transport must list (it holds when one trip uses one of its modes).
+    pub fn must_travellers(&self) -> Mask {
+        self.members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.pref.global_constraints.transport.must.is_empty())
+            .fold(0, |a, (i, _)| a | 1 << i)
+    }
+
     fn leg(&self, from: CityId, to: CityId) -> Leg {
         let options = self
             .res
@@ -253,14 +298,14 @@ impl<'a> Instance<'a> {
             .iter()
             .map(|o| {
                 let mut value = Vec::new();
-                let (mut must_missed, mut rejected) = (0, 0);
+                let (mut must_hit, mut rejected) = (0, 0);
                 for (i, m) in self.members.iter().enumerate() {
                     let t = &m.pref.global_constraints.transport;
                     value.push(rules::total(&rules::transport_terms(
                         &t.must, &t.prefer, &t.avoid, &t.reject, o.mode,
                     )));
-                    if !t.must.is_empty() && !t.must.iter().any(|x| x == o.mode) {
-                        must_missed |= 1 << i;
+                    if t.must.iter().any(|x| x == o.mode) {
+                        must_hit |= 1 << i;
                     }
                     if t.reject.iter().any(|x| x == o.mode) {
                         rejected |= 1 << i;
@@ -271,7 +316,7 @@ impl<'a> Instance<'a> {
                     minutes: o.minutes,
                     fare: o.fare,
                     value,
-                    must_missed,
+                    must_hit,
                     rejected,
                 }
             })
@@ -279,14 +324,21 @@ impl<'a> Instance<'a> {
         Leg { from, to, options }
     }
 
+    /// The venues of a destination: the scoring table's, and stand-ins where no store covers
+    /// the city.
     fn destination(&self, id: CityId, db: &'a PoiDb) -> Destination<'a> {
         let city = self.res.city(id);
         let name = city.name.as_str();
-        let prefs: Vec<Option<&gtb_core::task::CityPref>> = self
-            .members
-            .iter()
-            .map(|m| m.pref.city_specific_preferences.get(name))
-            .collect();
+        let store_covered = self
+            .res
+            .store
+            .as_ref()
+            .is_some_and(|s| s.used.contains_key(name));
+        let fallback: &'a [Poi] = if store_covered {
+            &[]
+        } else {
+            db.stand_ins_of(name)
+        };
         let mut d = Destination {
             id,
             name,
@@ -296,115 +348,18 @@ impl<'a> Instance<'a> {
             meals: Vec::new(),
             hotels: Vec::new(),
         };
-        for poi in db.city(name) {
-            let category = gtb_score::resolver::effective_category(&poi.category, poi.kind);
+        for poi in db.city(name).iter().chain(fallback) {
             match poi.kind {
                 PoiKind::Attraction => {
-                    let Some(a) = poi
-                        .attraction
-                        .map(|i| &self.res.attractions[id as usize][i])
-                    else {
-                        continue;
-                    };
-                    // what the scorer resolves the name to (a duplicate name may shadow it)
-                    let cat = db.category(&poi.name, name).unwrap_or(category);
-                    let mut s = Sight {
-                        name: &poi.name,
-                        minutes: model::visit_minutes(&a.category),
-                        at: (a.lat, a.lng),
-                        hours: db.find(&poi.name, name).and_then(|p| p.hours.as_ref()),
-                        value: Vec::new(),
-                        must: Vec::new(),
-                        reject: Vec::new(),
-                    };
-                    for p in &prefs {
-                        let (v, mu, re) = match p {
-                            Some(cp) => {
-                                let at = &cp.attractions;
-                                let strong = rules::strong_match(
-                                    &at.must_visit,
-                                    &at.reject_visit,
-                                    &poi.name,
-                                );
-                                let v = if strong {
-                                    0
-                                } else {
-                                    rules::total(&rules::category_terms(
-                                        &at.category_pref.positive,
-                                        &at.category_pref.negative,
-                                        &poi.name,
-                                        cat,
-                                    ))
-                                };
-                                (
-                                    v,
-                                    bits(&at.must_visit, |x| poi.name.contains(x)),
-                                    bits(&at.reject_visit, |x| poi.name.contains(x)),
-                                )
-                            }
-                            None => (0, 0, 0),
-                        };
-                        s.value.push(v);
-                        s.must.push(mu);
-                        s.reject.push(re);
+                    if let Some(s) = self.sight(id, name, poi, db) {
+                        d.sights.push(s);
                     }
-                    d.sights.push(s);
                 }
-                PoiKind::Food => {
-                    let cat = db.category(&poi.name, name).unwrap_or(category);
-                    let mut m = Meal {
-                        location: &poi.name,
-                        price: poi.price,
-                        stand_in: poi.stand_in,
-                        value: Vec::new(),
-                        must: Vec::new(),
-                        rejected: 0,
-                    };
-                    for (i, p) in prefs.iter().enumerate() {
-                        let Some(cp) = p else {
-                            m.value.push(0);
-                            m.must.push(0);
-                            continue;
-                        };
-                        let f = &cp.food;
-                        let lists = FoodLists {
-                            must: &f.must_eat,
-                            reject: &f.reject_eat,
-                            prefer: &f.prefer_eat,
-                            avoid: &f.avoid_eat,
-                        };
-                        let terms = rules::food_terms(&lists, &poi.name, cat);
-                        m.value.push(rules::total(&terms));
-                        let scored =
-                            |x: &str| terms.iter().any(|t| t.field == "must_eat" && t.item == x);
-                        m.must
-                            .push(bits(&f.must_eat, |x| scored(x) && poi.name.contains(x)));
-                        if terms.iter().any(|t| t.field == "reject_eat")
-                            || f.reject_eat.iter().any(|x| poi.name.contains(x.as_str()))
-                        {
-                            m.rejected |= 1 << i;
-                        }
-                    }
-                    d.meals.push(m);
-                }
-                PoiKind::Hotel => {
-                    let cat = db.category(&poi.name, name).unwrap_or(category);
-                    let value = self
-                        .members
-                        .iter()
-                        .map(|m| {
-                            let h = &m.pref.global_constraints.hotel_preference;
-                            rules::hotel_term(&h.prefer, &h.avoid, cat).map_or(0, |t| t.score)
-                        })
-                        .collect();
-                    d.hotels.push(Hotel {
-                        location: &poi.name,
-                        price: poi.price.div_ceil(2),
-                        value,
-                    });
-                }
+                PoiKind::Food => d.meals.push(self.meal(name, poi, db)),
+                PoiKind::Hotel => d.hotels.push(self.hotel(name, poi, db)),
             }
         }
+        shortlist(&mut d, self.n());
         let places: Vec<(f64, f64)> = d
             .sights
             .iter()
@@ -420,6 +375,110 @@ impl<'a> Instance<'a> {
             })
             .collect();
         d
+    }
+
+    /// An attraction of the table as a sight, with what it is worth to each member.
+    fn sight(&self, id: CityId, city: &str, poi: &'a Poi, db: &'a PoiDb) -> Option<Sight<'a>> {
+        let a = &self.res.attractions[id as usize][poi.attraction?];
+        // what the scorer resolves the name to (a duplicate name may shadow it)
+        let cat = db.category(&poi.name, city)?;
+        let mut s = Sight {
+            name: &poi.name,
+            minutes: model::visit_minutes(&a.category),
+            at: (a.lat, a.lng),
+            hours: db.find(&poi.name, city).and_then(|p| p.hours.as_ref()),
+            value: Vec::new(),
+            must: Vec::new(),
+            reject: Vec::new(),
+        };
+        for m in &self.members {
+            let (v, mu, re) = match m.city(city) {
+                Some(cp) => {
+                    let at = &cp.attractions;
+                    let strong = rules::strong_match(&at.must_visit, &at.reject_visit, &poi.name);
+                    let v = if strong {
+                        0
+                    } else {
+                        let (pos, neg) = (&at.category_pref.positive, &at.category_pref.negative);
+                        rules::total(&rules::category_terms(pos, neg, &poi.name, cat))
+                    };
+                    (
+                        v,
+                        bits(&at.must_visit, |x| poi.name.contains(x)),
+                        bits(&at.reject_visit, |x| poi.name.contains(x)),
+                    )
+                }
+                None => (0, 0, 0),
+            };
+            s.value.push(v);
+            s.must.push(mu);
+            s.reject.push(re);
+        }
+        Some(s)
+    }
+
+    /// A restaurant (or food stand-in) with its food terms per member, as the scorer reads
+    /// them: a location the table does not resolve gets none.
+    fn meal(&self, city: &str, poi: &'a Poi, db: &PoiDb) -> Meal<'a> {
+        let cat = db.category(&poi.name, city);
+        let mut m = Meal {
+            location: &poi.name,
+            price: poi.price,
+            stand_in: poi.stand_in,
+            value: Vec::new(),
+            must: Vec::new(),
+            rejected: 0,
+        };
+        for (i, member) in self.members.iter().enumerate() {
+            let Some(cp) = member.city(city) else {
+                m.value.push(0);
+                m.must.push(0);
+                continue;
+            };
+            let f = &cp.food;
+            let lists = FoodLists {
+                must: &f.must_eat,
+                reject: &f.reject_eat,
+                prefer: &f.prefer_eat,
+                avoid: &f.avoid_eat,
+            };
+            let terms = cat.map_or_else(Vec::new, |c| rules::food_terms(&lists, &poi.name, c));
+            m.value.push(rules::total(&terms));
+            // kept as the witness contract reads it: the release scores it here, or this is a
+            // stand-in named after it (no real venue of the table serves it)
+            let kept = |x: &str| {
+                terms.iter().any(|t| t.field == "must_eat" && t.item == x)
+                    || poi.stand_in && poi.name.contains(x)
+            };
+            m.must.push(bits(&f.must_eat, kept));
+            if terms.iter().any(|t| t.field == "reject_eat")
+                || f.reject_eat.iter().any(|x| poi.name.contains(x.as_str()))
+            {
+                m.rejected |= 1 << i;
+            }
+        }
+        m
+    }
+
+    /// A hotel (or hotel stand-in), priced per person (two to a room), with its hotel term per
+    /// member.
+    fn hotel(&self, city: &str, poi: &'a Poi, db: &PoiDb) -> Hotel<'a> {
+        let cat = db.category(&poi.name, city);
+        let value = self
+            .members
+            .iter()
+            .map(|m| {
+                let h = &m.pref.global_constraints.hotel_preference;
+                cat.and_then(|c| rules::hotel_term(&h.prefer, &h.avoid, c))
+                    .map_or(0, |t| t.score)
+            })
+            .collect();
+        Hotel {
+            location: &poi.name,
+            price: poi.price.div_ceil(2),
+            stand_in: poi.stand_in,
+            value,
+        }
     }
 
     /// The member's must_visit / must_eat items of a destination as a full mask.
@@ -452,4 +511,82 @@ impl<'a> Instance<'a> {
     pub fn meal_kinds() -> [MealKind; 2] {
         [MealKind::Lunch, MealKind::Dinner]
     }
+}
+
+/// Sights kept beyond those someone must see: the ones liked most.
+const LIKED_SIGHTS: usize = 40;
+/// Meals and hotels kept per member (best first), serving each must_eat item, and cheapest.
+const BEST_PER_MEMBER: usize = 3;
+const SERVERS_PER_ITEM: usize = 3;
+const CHEAPEST: usize = 4;
+
+/// The indices to keep, in table order.
+fn keep<T>(items: &mut Vec<T>, keep: &[usize]) {
+    let mut k: Vec<usize> = keep.to_vec();
+    k.sort_unstable();
+    k.dedup();
+    let mut i = 0;
+    items.retain(|_| {
+        let kept = k.binary_search(&i).is_ok();
+        i += 1;
+        kept
+    });
+}
+
+/// Indices of `0..n` sorted by `key` (then index), the first `k`.
+fn best_by<K: Ord>(n: usize, k: usize, key: impl Fn(usize) -> K) -> Vec<usize> {
+    let mut ix: Vec<usize> = (0..n).collect();
+    ix.sort_by_key(|&i| (key(i), i));
+    ix.truncate(k);
+    ix
+}
+
+/// Cut a destination's venues to those a plan could want (see the module's comment) for a
+/// group of `n`; every figure the search and the upper bound read (best value per member,
+/// cheapest price, every must) survives the cut.
+fn shortlist(d: &mut Destination, n: usize) {
+    let liked = |s: &Sight| s.value.iter().filter(|&&v| v > 0).sum::<i32>();
+    let sights: Vec<usize> = (0..d.sights.len())
+        .filter(|&s| d.sights[s].must.iter().any(|&b| b != 0))
+        .chain(
+            best_by(d.sights.len(), LIKED_SIGHTS, |s| {
+                std::cmp::Reverse(liked(&d.sights[s]))
+            })
+            .into_iter()
+            .filter(|&s| liked(&d.sights[s]) > 0),
+        )
+        .collect();
+    keep(&mut d.sights, &sights);
+    let n_meals = d.meals.len();
+    // the cheapest meals nobody minds first
+    let mut meals: Vec<usize> = best_by(n_meals, CHEAPEST, |m| {
+        let x = &d.meals[m];
+        (x.rejected != 0 || x.value.iter().any(|&v| v < 0), x.price)
+    });
+    for i in 0..n {
+        meals.extend(best_by(n_meals, BEST_PER_MEMBER, |m| {
+            (std::cmp::Reverse(d.meals[m].value[i]), d.meals[m].price)
+        }));
+        let served = d.meals.iter().fold(0, |a: Items, m| a | m.must[i]);
+        for item in (0..32).filter(|k| served >> k & 1 == 1) {
+            let serves = |m: usize| d.meals[m].must[i] >> item & 1 == 1;
+            let servers = best_by(n_meals, SERVERS_PER_ITEM, |m| {
+                (!serves(m), d.meals[m].rejected >> i & 1, d.meals[m].price)
+            });
+            meals.extend(servers.into_iter().filter(|&m| serves(m)));
+        }
+    }
+    keep(&mut d.meals, &meals);
+    let n_hotels = d.hotels.len();
+    let mut hotels: Vec<usize> = best_by(n_hotels, CHEAPEST, |h| d.hotels[h].price);
+    hotels.extend(best_by(n_hotels, CHEAPEST, |h| {
+        let x = &d.hotels[h];
+        (std::cmp::Reverse(x.value.iter().sum::<i32>()), x.price)
+    }));
+    for i in 0..n {
+        hotels.extend(best_by(n_hotels, BEST_PER_MEMBER, |h| {
+            (std::cmp::Reverse(d.hotels[h].value[i]), d.hotels[h].price)
+        }));
+    }
+    keep(&mut d.hotels, &hotels);
 }

@@ -16,6 +16,7 @@ pub mod frame;
 pub mod instance;
 pub mod model;
 pub mod output;
+pub mod proof;
 pub mod search;
 pub mod sim;
 
@@ -25,6 +26,7 @@ use gtb_plan::{Compromise, Plan};
 use gtb_resources::Resources;
 use gtb_score::{PlanScore, PoiDb, score_plan};
 use instance::Instance;
+pub use proof::NoWitness;
 use search::{Eval, Field, Search, State};
 
 /// How much searching a task gets (piece simulations).
@@ -43,18 +45,22 @@ pub struct Effort {
 impl Default for Effort {
     fn default() -> Self {
         Effort {
-            scout: 600,
-            deep: 4000,
-            finalists: 2,
+            scout: std::env::var("GTB_SCOUT")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(600),
+            deep: std::env::var("GTB_DEEP")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(4000),
+            finalists: std::env::var("GTB_FIN")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(2),
             combos: 3,
         }
     }
 }
-
-/// Ways to share the nights among the destinations.
-type Allocations = Vec<Vec<u32>>;
-/// Mode combinations: an option index per leg.
-type Combos = Vec<Vec<usize>>;
 
 /// A witness and what it scores.
 #[derive(Debug, Clone)]
@@ -69,8 +75,53 @@ pub struct Witness {
     pub upper_bound: i64,
     /// time slots in which the group splits
     pub split_slots: i64,
-    /// stand-in locations used
+    /// the plan's hotels and meals, and which of them are stand-ins
+    pub venues: Venues,
+}
+
+/// Hotel and meal activities of a plan, and those at stand-ins (`plan::standin`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Venues {
+    pub hotels: usize,
+    pub hotel_stand_ins: usize,
+    pub meals: usize,
+    pub meal_stand_ins: usize,
+    /// the stand-in locations, each once, in plan order
     pub stand_ins: Vec<String>,
+}
+
+impl Venues {
+    pub fn of(plan: &gtb_plan::Plan) -> Venues {
+        use gtb_plan::{Activity, Segment};
+        let mut v = Venues::default();
+        let blocks = plan.days.iter().flat_map(|d| &d.city_segments);
+        for b in blocks.filter_map(|s| match s {
+            Segment::City(b) => Some(b),
+            Segment::Intercity(_) => None,
+        }) {
+            for a in &b.activities {
+                let (location, hotel) = match a {
+                    Activity::Hotel { location, .. } => (location, true),
+                    Activity::Food { location, .. } => (location, false),
+                    _ => continue,
+                };
+                let stand_in = gtb_plan::parse_stand_in(location).is_some();
+                let (all, standing) = if hotel {
+                    (&mut v.hotels, &mut v.hotel_stand_ins)
+                } else {
+                    (&mut v.meals, &mut v.meal_stand_ins)
+                };
+                *all += 1;
+                if stand_in {
+                    *standing += 1;
+                    if !v.stand_ins.contains(location) {
+                        v.stand_ins.push(location.clone());
+                    }
+                }
+            }
+        }
+        v
+    }
 }
 
 pub struct Solver<'a> {
@@ -90,12 +141,16 @@ impl<'a> Solver<'a> {
         Solver { res, db, effort }
     }
 
-    /// A witness for the task, or the constraint that blocks one.
-    pub fn solve(&self, task: &Task) -> Result<Witness, String> {
-        let inst = Instance::new(task, self.res, self.db)?;
-        let (allocs, combos) = self.frame_choices(&inst)?;
-        let frames = self.frames(&inst, &allocs, &combos)?;
-        budget_floor(&inst, &frames)?;
+    /// A witness for the task, or why there is none: a proof of infeasibility, or the breach
+    /// the best plan of an exhausted search still has.
+    pub fn solve(&self, task: &Task) -> Result<Witness, NoWitness> {
+        let inst = Instance::new(task, self.res, self.db).map_err(NoWitness::Infeasible)?;
+        let usable = proof::usable_options(&inst).map_err(NoWitness::Infeasible)?;
+        let all = proof::transport_combos(&inst, &usable).map_err(NoWitness::Infeasible)?;
+        proof::budget(&inst, &all).map_err(NoWitness::Infeasible)?;
+        proof::must_visits(&inst).map_err(NoWitness::Infeasible)?;
+        proof::must_eats(&inst).map_err(NoWitness::Infeasible)?;
+        let frames = self.frames(&inst, &all)?;
         // scout every frame briefly, then search the most promising deeply
         let mut scouted: Vec<(usize, Eval)> = (0..frames.len())
             .map(|k| (k, self.search(&inst, &frames[k], self.effort.scout).eval))
@@ -120,7 +175,7 @@ impl<'a> Solver<'a> {
                 Err(e) => why = e,
             }
         }
-        Err(why)
+        Err(NoWitness::Exhausted(why))
     }
 
     fn search(&self, inst: &Instance, frame: &Frame, budget: usize) -> State {
@@ -132,111 +187,37 @@ impl<'a> Solver<'a> {
         .run()
     }
 
-    /// The allocations of nights and the mode combinations worth trying.
-    fn frame_choices(&self, inst: &Instance) -> Result<(Allocations, Combos), String> {
-        for leg in &inst.legs {
-            if leg.options.is_empty() {
-                return Err(format!(
-                    "no intercity transport from {} to {} in the transport table",
-                    self.res.city(leg.from).name,
-                    self.res.city(leg.to).name
-                ));
+    /// The frames worth searching: every allocation of the nights with the best mode
+    /// combinations (`pick_combos`); when none of those fits its days, every combination,
+    /// and a proof when still none does.
+    fn frames(&self, inst: &Instance, all: &[proof::Options]) -> Result<Vec<Frame>, NoWitness> {
+        let allocs = frame::allocations(inst.days - 1, inst.dest.len());
+        let picked = self.pick_combos(inst, all);
+        for combos in [&picked[..], all] {
+            let mut out = Vec::new();
+            for (ai, a) in allocs.iter().enumerate() {
+                for (ci, c) in combos.iter().enumerate() {
+                    if let Some(mut f) = Frame::new(inst, a, c) {
+                        f.alloc = ai;
+                        f.combo = ci;
+                        out.push(f);
+                    }
+                }
+            }
+            if !out.is_empty() {
+                return Ok(out);
             }
         }
-        Ok((
-            frame::allocations(inst.days - 1, inst.dest.len()),
-            self.combos(inst)?,
+        Err(NoWitness::Infeasible(
+            "no allocation of the nights fits the travel days of any usable mode combination"
+                .into(),
         ))
     }
 
-    /// The frames of every allocation and combination that fit their days.
-    fn frames(
-        &self,
-        inst: &Instance,
-        allocs: &[Vec<u32>],
-        combos: &[Vec<usize>],
-    ) -> Result<Vec<Frame>, String> {
-        let mut out = Vec::new();
-        for (ai, a) in allocs.iter().enumerate() {
-            for (ci, c) in combos.iter().enumerate() {
-                if let Some(mut f) = Frame::new(inst, a, c) {
-                    f.alloc = ai;
-                    f.combo = ci;
-                    out.push(f);
-                }
-            }
-        }
-        if out.is_empty() {
-            return Err(
-                "no allocation of the nights fits the travel days of the acceptable modes".into(),
-            );
-        }
-        Ok(out)
-    }
-
-    /// Mode combinations: no hard transport breach of a member who cannot yield, then the
-    /// best transport terms, then the cheapest; plus the cheapest acceptable one.
-    fn combos(&self, inst: &Instance) -> Result<Vec<Vec<usize>>, String> {
-        let firm: instance::Mask = inst
-            .members
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.firm)
-            .fold(0, |a, (i, _)| a | 1 << i);
-        let acceptable = |l: usize, o: usize| {
-            let x = &inst.legs[l].options[o];
-            (x.must_missed | x.rejected) & firm == 0 && frame::leg_fits(inst, l, o)
-        };
-        for (l, leg) in inst.legs.iter().enumerate() {
-            if (0..leg.options.len()).any(|o| acceptable(l, o)) {
-                continue;
-            }
-            let served: Vec<String> = (0..leg.options.len())
-                .map(|o| {
-                    let x = &leg.options[o];
-                    let mut s = format!("{} {}h{:02}", x.mode, x.minutes / 60, x.minutes % 60);
-                    if !frame::leg_fits(inst, l, o) {
-                        s.push_str(" (too long for one travel day)");
-                    }
-                    s
-                })
-                .collect();
-            let mut who = Vec::new();
-            for (i, m) in inst.members.iter().enumerate().filter(|(_, m)| m.firm) {
-                let t = &m.pref.global_constraints.transport;
-                if leg.options.iter().any(|o| o.must_missed >> i & 1 == 1) {
-                    who.push(format!("{} must take {}", m.name, t.must.join("/")));
-                }
-                if leg.options.iter().any(|o| o.rejected >> i & 1 == 1) {
-                    who.push(format!("{} rejects {}", m.name, t.reject.join("/")));
-                }
-            }
-            return Err(format!(
-                "no intercity mode from {} to {} fits into a travel day and is acceptable to every member who cannot yield (served: {}{}{})",
-                self.res.city(leg.from).name,
-                self.res.city(leg.to).name,
-                served.join(", "),
-                if who.is_empty() { "" } else { "; " },
-                who.join("; ")
-            ));
-        }
-        let mut all: Vec<Vec<usize>> = vec![Vec::new()];
-        for (l, leg) in inst.legs.iter().enumerate() {
-            let opts: Vec<usize> = (0..leg.options.len())
-                .filter(|&o| acceptable(l, o))
-                .collect();
-            all = all
-                .into_iter()
-                .flat_map(|c| {
-                    opts.iter().map(move |&o| {
-                        let mut c = c.clone();
-                        c.push(o);
-                        c
-                    })
-                })
-                .collect();
-        }
-        let stats = |c: &Vec<usize>| {
+    /// Of the usable combinations: the best by transport terms (then cheaper, then faster),
+    /// plus the cheapest and the fastest.
+    fn pick_combos(&self, inst: &Instance, all: &[proof::Options]) -> Vec<proof::Options> {
+        let stats = |c: &proof::Options| {
             let (mut v, mut fare, mut mins) = (0i64, 0u32, 0u32);
             for (leg, &o) in inst.legs.iter().zip(c) {
                 let x = &leg.options[o];
@@ -246,42 +227,32 @@ impl<'a> Solver<'a> {
             }
             (v, fare, mins)
         };
-        let mut ranked: Vec<(Vec<usize>, (i64, u32, u32))> = all
-            .into_iter()
-            .map(|c| {
-                let s = stats(&c);
-                (c, s)
-            })
-            .collect();
+        let mut ranked: Vec<(&proof::Options, (i64, u32, u32))> =
+            all.iter().map(|c| (c, stats(c))).collect();
         ranked.sort_by(|a, b| {
             b.1.0
                 .cmp(&a.1.0)
                 .then(a.1.1.cmp(&b.1.1))
                 .then(a.1.2.cmp(&b.1.2))
-                .then(a.0.cmp(&b.0))
+                .then(a.0.cmp(b.0))
         });
-        let mut out: Vec<Vec<usize>> = ranked
+        let mut out: Vec<proof::Options> = ranked
             .iter()
             .take(self.effort.combos)
             .map(|r| r.0.clone())
             .collect();
-        // the cheapest and the fastest acceptable combinations as well
-        for pick in [
-            ranked
-                .iter()
-                .min_by(|a, b| a.1.1.cmp(&b.1.1).then(a.0.cmp(&b.0))),
-            ranked
-                .iter()
-                .min_by(|a, b| a.1.2.cmp(&b.1.2).then(a.0.cmp(&b.0))),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if !out.contains(&pick.0) {
+        let cheapest = ranked
+            .iter()
+            .min_by(|a, b| a.1.1.cmp(&b.1.1).then(a.0.cmp(b.0)));
+        let fastest = ranked
+            .iter()
+            .min_by(|a, b| a.1.2.cmp(&b.1.2).then(a.0.cmp(b.0)));
+        for pick in [cheapest, fastest].into_iter().flatten() {
+            if !out.contains(pick.0) {
                 out.push(pick.0.clone());
             }
         }
-        Ok(out)
+        out
     }
 
     /// Write out a state and check it with the scorer.
@@ -311,22 +282,7 @@ impl<'a> Solver<'a> {
                 .unwrap_or_default();
             return Err(format!("the best plan fails the scorer: {first}"));
         }
-        let mut stand_ins: Vec<String> = Vec::new();
-        for d in &plan.days {
-            for s in &d.city_segments {
-                if let gtb_plan::Segment::City(b) = s {
-                    for a in &b.activities {
-                        if let gtb_plan::Activity::Food { location, .. }
-                        | gtb_plan::Activity::Hotel { location, .. } = a
-                            && gtb_plan::parse_stand_in(location).is_some()
-                            && !stand_ins.contains(location)
-                        {
-                            stand_ins.push(location.clone());
-                        }
-                    }
-                }
-            }
-        }
+        let venues = Venues::of(&plan);
         Ok(Witness {
             plan,
             compromises,
@@ -334,67 +290,9 @@ impl<'a> Solver<'a> {
             score,
             upper_bound: output::upper_bound(inst),
             split_slots: st.eval.split,
-            stand_ins,
+            venues,
         })
     }
-}
-
-/// Refuse early when a member who cannot yield cannot afford even the cheapest trip the
-/// frames allow: the fares, the cheapest hotel of each night's city, and the cheapest meal
-/// at each meal the days require.
-fn budget_floor(inst: &Instance, frames: &[Frame]) -> Result<(), String> {
-    let floor = |f: &Frame| {
-        let hotel: u32 = f
-            .night_dest
-            .iter()
-            .map(|&d| {
-                inst.dest[d]
-                    .hotels
-                    .iter()
-                    .map(|h| h.price)
-                    .min()
-                    .unwrap_or(0)
-            })
-            .sum();
-        let meals: u32 = f
-            .pieces
-            .iter()
-            .map(|p| {
-                let n = [p.lunch, p.dinner]
-                    .iter()
-                    .filter(|x| **x == frame::Need::Required)
-                    .count() as u32;
-                n * inst.dest[p.dest]
-                    .meals
-                    .iter()
-                    .map(|m| m.price)
-                    .min()
-                    .unwrap_or(0)
-            })
-            .sum();
-        (f.fare + hotel + meals, f.fare, hotel, meals)
-    };
-    let Some((total, fare, hotel, meals)) = frames.iter().map(floor).min() else {
-        return Ok(());
-    };
-    for m in inst.members.iter().filter(|m| m.firm) {
-        let b = m.pref.global_constraints.avg_budget;
-        if b > 0 && b < total {
-            let nights = inst.days - 1;
-            return Err(format!(
-                "the budget of {} ({} CNY) is below the cheapest shared trip ({} CNY: transport {} + {} night{} {} + meals {})",
-                m.name,
-                cny(b),
-                cny(total),
-                cny(fare),
-                nights,
-                if nights == 1 { "" } else { "s" },
-                cny(hotel),
-                cny(meals)
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The first hard constraint the best plan still breaks, in words.
@@ -427,7 +325,7 @@ fn explain(inst: &Instance, st: &State) -> String {
         let Some(&(field, _)) = broken.get(skip) else {
             continue;
         };
-        return match field {
+        let what = match field {
             Field::Budget => format!(
                 "the budget of {who} ({} CNY) is exceeded: the best plan found costs {} CNY",
                 cny(g.avg_budget),
@@ -441,7 +339,10 @@ fn explain(inst: &Instance, st: &State) -> String {
                 "{who} allows {} active hours a day; the plan needs more",
                 g.intensity.max_active_hours
             ),
-            Field::TransportMust => format!("{who} must travel by {}", g.transport.must.join("/")),
+            Field::TransportMust => format!(
+                "{who} must travel by {} at least once; the plan does not",
+                g.transport.must.join("/")
+            ),
             Field::TransportReject => format!("{who} rejects {}", g.transport.reject.join("/")),
             Field::MustVisit(d) => format!(
                 "the must_visit of {who} in {} ({}) cannot all be scheduled within the days, opening hours and caps",
@@ -459,6 +360,9 @@ fn explain(inst: &Instance, st: &State) -> String {
             ),
             Field::RejectEat(d) => format!("{who} rejects the food the plan serves in {}", city(d)),
         };
+        return format!(
+            "the search found no plan within every hard constraint; the best one: {what}"
+        );
     }
-    "no plan meets every hard constraint".into()
+    "the search found no plan within every hard constraint".into()
 }

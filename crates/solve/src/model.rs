@@ -108,6 +108,45 @@ pub fn access(mode: &str) -> (u32, u32) {
     }
 }
 
+/// Where a leg lies in a trip: it sets the window of its travel day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegPlace {
+    /// from the departure city to the first destination
+    Outbound,
+    /// from one destination to the next (a morning that moves on)
+    Between,
+    /// back to the departure city on the last day
+    Return,
+}
+
+impl LegPlace {
+    /// The place of leg `leg` of `legs` (a trip has at least two).
+    pub fn of(leg: usize, legs: usize) -> LegPlace {
+        if leg == 0 {
+            LegPlace::Outbound
+        } else if leg + 1 < legs {
+            LegPlace::Between
+        } else {
+            LegPlace::Return
+        }
+    }
+}
+
+/// Whether a trip of `minutes` by `mode` fits into its travel day: the outbound trip leaves
+/// from `EARLIEST_DEPARTURE` and a move from the morning's start, both arriving by
+/// `LATEST_ARRIVAL`; the return leaves after the last morning's start and is home by
+/// `RETURN_ARRIVAL_LATEST`. The release's format cannot hold a longer one (every night but the
+/// last ends at a hotel).
+pub fn fits_travel_day(mode: &str, minutes: u32, place: LegPlace) -> bool {
+    let (acc, buffer) = access(mode);
+    let (earliest, latest) = match place {
+        LegPlace::Outbound => (EARLIEST_DEPARTURE, LATEST_ARRIVAL),
+        LegPlace::Between => (up5(TRAVEL_DAY_START + acc + buffer), LATEST_ARRIVAL),
+        LegPlace::Return => (up5(DAY_START + acc + buffer), RETURN_ARRIVAL_LATEST),
+    };
+    earliest + minutes <= latest
+}
+
 /// Geodesic km (WGS-84 ellipsoid).
 pub use gtb_resources::geodesy::distance_km as km;
 

@@ -150,10 +150,10 @@ fn joined(plan: &Plan, user: &str) -> (Places, Places) {
 }
 
 /// The compromises that make every breach of a compromisable member a declared yield: the
-/// field's new value keeps what the plan honours, read off the plan as a checker without the
-/// POI table would (an item counts as visited or eaten when a location the member takes part
-/// in names it), and drops the rest; a budget or cap rises to what the plan needs. `breaches`
-/// are the scorer's findings, added to the search's own.
+/// field's new value keeps what the plan honours as the scorer reads it (`breaches`, its
+/// findings without compromises, name the items it does not count), and drops the rest; a
+/// reject list also drops an item a location the member joins names (the solver's stricter
+/// rule); a budget or cap rises to what the plan needs.
 pub fn compromises(
     inst: &Instance,
     st: &State,
@@ -236,14 +236,16 @@ pub fn compromises(
                     let keep = |list: &[String], ok: &dyn Fn(&str) -> bool| {
                         Value::from(list.iter().filter(|x| ok(x)).cloned().collect::<Vec<_>>())
                     };
+                    // a must item stays when the scorer counts it; a reject item when neither
+                    // the scorer counts it nor a location the member joins names it
                     match leaf {
                         "attractions.must_visit" => {
-                            keep(&cp.attractions.must_visit, &|x| named(&sights, city, x))
+                            keep(&cp.attractions.must_visit, &|x| !scorer_drops.contains(&x))
                         }
-                        "attractions.reject_visit" => {
-                            keep(&cp.attractions.reject_visit, &|x| !named(&sights, city, x))
-                        }
-                        "food.must_eat" => keep(&cp.food.must_eat, &|x| named(&meals, city, x)),
+                        "attractions.reject_visit" => keep(&cp.attractions.reject_visit, &|x| {
+                            !named(&sights, city, x) && !scorer_drops.contains(&x)
+                        }),
+                        "food.must_eat" => keep(&cp.food.must_eat, &|x| !scorer_drops.contains(&x)),
                         "food.reject_eat" => keep(&cp.food.reject_eat, &|x| {
                             !named(&meals, city, x) && !scorer_drops.contains(&x)
                         }),

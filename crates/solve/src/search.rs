@@ -2,8 +2,8 @@
 //! over the pieces' programs (insert, remove and replace sights, change, add and split meals,
 //! fill a waiting team's time, swap neighbours, change hotels) until no move improves.
 //!
-//! Plans are compared on (hard-constraint breaches, group utility, compromises, stand-in
-//! meals, money spent): breaches first, graded so that a cheaper plan counts as progress even
+//! Plans are compared on (hard-constraint breaches, compromises, group utility, stand-in
+//! venues, money spent): breaches first, graded so that a cheaper plan counts as progress even
 //! while a budget is still exceeded. The utility is the release's, under the members'
 //! original preferences; a compromisable member's breached field is a compromise (at most two
 //! per member; beyond that it counts as a breach).
@@ -51,12 +51,13 @@ pub struct Eval {
 }
 
 impl Eval {
-    /// Larger is better.
+    /// Larger is better: fewer hard-constraint breaches, then fewer compromises (a witness
+    /// declares one only when it needs it), then utility, then fewer stand-ins, then cheaper.
     pub fn key(&self) -> (i64, i64, i64, i64, i64) {
         (
             -self.breach,
-            self.total,
             -self.compromises,
+            self.total,
             -self.stand_ins,
             -self.cost,
         )
@@ -88,6 +89,12 @@ pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&Piec
         e.split += p.split;
         e.stand_ins += p.stand_ins as i64;
     }
+    // nights at a stand-in hotel count like meals at a stand-in venue
+    e.stand_ins += frame
+        .night_dest
+        .iter()
+        .filter(|&&d| inst.dest[d].hotels[hotels[d]].stand_in)
+        .count() as i64;
     for (i, m) in inst.members.iter().enumerate() {
         let g = &m.pref.global_constraints;
         let mut me = MemberEval {
@@ -100,6 +107,7 @@ pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&Piec
             me.value += h.value[i] as i64;
             me.cost += h.price;
         }
+
         let (mut must, mut reject, mut eat, mut reject_eat) = (
             [0u32; MAX_DESTINATIONS],
             [0u32; MAX_DESTINATIONS],
@@ -160,11 +168,8 @@ pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&Piec
             me.broken
                 .push((Field::Budget, BREACH + (me.cost - g.avg_budget) as i64));
         }
-        if frame.must_missed[i] != 0 {
-            me.broken.push((
-                Field::TransportMust,
-                BREACH * frame.must_missed[i].count_ones() as i64,
-            ));
+        if frame.must_unmet >> i & 1 == 1 {
+            me.broken.push((Field::TransportMust, BREACH));
         }
         if frame.rejected[i] != 0 {
             me.broken.push((

@@ -11,7 +11,9 @@
 
 use crate::{PoiRow, PoiType, Store};
 use gtb_core::config::StoreSettings;
-use gtb_resources::{Attraction, CityId, Food, FoodKind, HotelBand, Resources, StoreUse};
+use gtb_resources::{
+    Attraction, CityId, Food, FoodKind, HotelBand, NamedHotel, Resources, StoreUse,
+};
 use std::collections::BTreeMap;
 
 /// Load every resource from the configured paths, then the POI store over them when
@@ -107,6 +109,7 @@ pub fn overlay(res: &mut Resources, store: &Store, settings: &StoreSettings) -> 
         res.attractions[c] = list;
         replace_restaurants(&mut res.food[c], c as CityId, food);
         let priced = replace_hotel_bands(&mut res.hotels[c], c as CityId, hotels);
+        res.named_hotels[c] = named_hotels(c as CityId, hotels);
         if res.hotels[c].is_empty() {
             res.attractions[c].clear();
             excluded.insert(
@@ -237,6 +240,31 @@ fn replace_restaurants(list: &mut Vec<Food>, city: CityId, rows: &[&PoiRow]) {
         category: r.category_or_fallback().to_string(),
         price: r.price.map_or(0, |p| p.round().min(u32::MAX as f64) as u32),
     }));
+}
+
+/// The store's hotels with a nightly price, most popular first (then by name): the venues
+/// plans sleep in. Unpriced ones cannot be costed and are left out.
+fn named_hotels(city: CityId, rows: &[&PoiRow]) -> Vec<NamedHotel> {
+    let mut rows: Vec<&PoiRow> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.price.is_some_and(|p| p >= 1.0))
+        .collect();
+    rows.sort_by(|a, b| {
+        let (pa, pb) = (a.popularity.unwrap_or(-1.0), b.popularity.unwrap_or(-1.0));
+        pb.total_cmp(&pa).then_with(|| a.name.cmp(&b.name))
+    });
+    // one venue per name, the most popular (the release's table keeps one entry per name)
+    let mut seen = std::collections::BTreeSet::new();
+    rows.retain(|r| seen.insert(r.name.as_str()));
+    rows.into_iter()
+        .map(|r| NamedHotel {
+            city,
+            name: r.name.clone(),
+            category: r.category_or_fallback().to_string(),
+            price: r.price.map_or(0, |p| p.round().min(u32::MAX as f64) as u32),
+        })
+        .collect()
 }
 
 /// Hotel price bands from the store where it prices at least 3 hotels of a category: the

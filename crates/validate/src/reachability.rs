@@ -1,27 +1,91 @@
-//! Check `reachability`: a must/prefer transport mode that serves no leg of the route (within
-//! `validate.max_transfers` changes) cannot be honoured, so a member who insists on it must be
-//! compromisable (made so in `Mode::Fix`).
+//! Check `reachability` (the paper's stage-4 rule): a must or prefer transport mode that is
+//! infeasible on the itinerary makes the member who wants it compromisable (made so in
+//! `Mode::Fix`). A mode is feasible when some leg of the route serves it (within
+//! `validate.max_transfers` changes) in a trip that fits into its travel day
+//! (`solve::model::fits_travel_day`); a must, which holds when one trip uses one of its modes,
+//! is moreover infeasible when it cannot be met together with the musts of the members who
+//! cannot yield before it (in the task's order): the route has too few legs, or too few usable
+//! modes, for all of them.
 
 use super::{Mode, Outcome, Trip, Validator, finding};
 use gtb_core::task::Task;
-use gtb_resources::vocab;
+use gtb_resources::{TransportOption, vocab};
+use gtb_solve::model::{LegPlace, fits_travel_day};
+
+/// Whether an option can be planned: few enough changes, and within its travel day.
+fn usable(v: &Validator, leg: usize, legs: usize, o: &TransportOption) -> bool {
+    o.transfers <= v.cfg.validate.max_transfers
+        && fits_travel_day(o.mode, o.minutes, LegPlace::of(leg, legs))
+}
+
+/// The modes some member who cannot yield rejects.
+fn firm_rejects(t: &Task) -> Vec<String> {
+    t.user_preferences
+        .values()
+        .filter(|e| !e.compromisable)
+        .flat_map(|e| e.preference.global_constraints.transport.reject.clone())
+        .collect()
+}
 
 pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &mut Outcome) {
-    let max = v.cfg.validate.max_transfers;
-    let served = v.res.modes_on_some_leg(trip.hub, &trip.cities, max);
+    let legs = v.res.route_legs(trip.hub, &trip.cities);
+    let feasible = |m: &str| {
+        legs.iter().enumerate().any(|(l, &(a, b))| {
+            v.res
+                .transport(a, b)
+                .iter()
+                .any(|o| o.mode == m && usable(v, l, legs.len(), o))
+        })
+    };
+    let route = format!(
+        "{} -> {} -> {}",
+        t.metadata.departure_city,
+        t.metadata.cities.join(" -> "),
+        t.metadata.departure_city
+    );
     let users: Vec<String> = t.user_preferences.keys().cloned().collect();
+    let rejected = firm_rejects(t);
+    // the must lists of the members who cannot yield, kept so far
+    let mut firm_musts: Vec<Vec<String>> = Vec::new();
     for u in &users {
         let entry = &t.user_preferences[u];
         if entry.compromisable {
             continue;
         }
         let tr = &entry.preference.global_constraints.transport;
-        let Some(m) = tr
-            .must
-            .iter()
-            .chain(tr.prefer.iter())
-            .find(|m| vocab::is_transport_mode(m) && !served.contains(&m.as_str()))
-        else {
+        let wanted = tr.must.iter().chain(tr.prefer.iter());
+        let why = match wanted
+            .clone()
+            .find(|m| vocab::is_transport_mode(m) && !feasible(m))
+        {
+            Some(m) => Some((
+                m.clone(),
+                format!(
+                    "{m} serves no leg of {route} with at most {} changes within a travel day; member made compromisable",
+                    v.cfg.validate.max_transfers
+                ),
+            )),
+            None if !tr.must.is_empty() => {
+                let mut musts: Vec<&[String]> = firm_musts.iter().map(Vec::as_slice).collect();
+                musts.push(&tr.must);
+                let all = (1u64 << musts.len()) - 1;
+                let fares = v.res.fares_by_musts(
+                    trip.hub,
+                    &trip.cities,
+                    |l, o| usable(v, l, legs.len(), o) && !rejected.iter().any(|r| r == o.mode),
+                    &musts,
+                );
+                (!fares.contains_key(&all)).then(|| (tr.must.join("/"), format!(
+                    "a trip by {} cannot be planned on {route} together with the must modes of the members before who cannot yield; member made compromisable",
+                    tr.must.join("/")
+                )))
+            }
+            None => None,
+        };
+        let Some((item, message)) = why else {
+            if !tr.must.is_empty() {
+                firm_musts.push(tr.must.clone());
+            }
             continue;
         };
         let f = finding(
@@ -30,17 +94,15 @@ pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &
             u,
             "",
             "global_constraints.transport",
-            m,
-            format!(
-                "{m} serves no leg of {} -> {} -> {} with at most {max} changes; member made compromisable",
-                t.metadata.departure_city,
-                t.metadata.cities.join(" -> "),
-                t.metadata.departure_city
-            ),
+            &item,
+            message,
         );
         if mode == Mode::Fix {
             t.user_preferences.get_mut(u).expect("user").compromisable = true;
             t.metadata.compromise_pattern.push(u.clone());
+        } else if !tr.must.is_empty() {
+            // audited as it stands: the member stays firm, so their must still binds the rest
+            firm_musts.push(tr.must.clone());
         }
         Validator::fixable(out, mode, f);
     }

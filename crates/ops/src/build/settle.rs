@@ -6,12 +6,16 @@ use super::split::Split;
 use anyhow::Result;
 use gtb_audit::report::Tally as AuditTally;
 use gtb_core::task::{Skeleton, Task};
+use gtb_plan::PlanLine;
 use gtb_validate::report::Report;
 use gtb_validate::{Finding, Mode, Outcome, Validator};
 use rayon::prelude::*;
 
-/// A slot's end: the accepted task and its fixes, or the last failure; plus every failed try.
-pub(super) type Settled = (std::result::Result<(Task, Outcome), Outcome>, Vec<Outcome>);
+/// An accepted task with its fixes and, when the build solves (`[solve]`), its witness line.
+pub(super) type Accepted = (Task, Outcome, Option<PlanLine>);
+
+/// A slot's end: the accepted task, or the last failure; plus every failed try.
+pub(super) type Settled = (std::result::Result<Accepted, Outcome>, Vec<Outcome>);
 
 /// Validate a batch of first attempts; regenerate the failing ones (with the validator's
 /// messages as feedback) in rounds until they pass or run out of tries.
@@ -23,7 +27,7 @@ pub(super) fn settle_batch(
 ) -> Result<Vec<Settled>> {
     let n = sks.len();
     let mut failures: Vec<Vec<Outcome>> = vec![Vec::new(); n];
-    let mut done: Vec<Option<(Task, Outcome)>> = vec![None; n];
+    let mut done: Vec<Option<Accepted>> = vec![None; n];
     let mut current: Vec<Option<Task>> = first;
     for round in 0..ctx.cfg.generate.max_tries.max(1) {
         if round > 0 {
@@ -39,7 +43,7 @@ pub(super) fn settle_batch(
                 current[i] = t.ok();
             }
         }
-        let checked: Vec<Option<(Task, Outcome)>> = current
+        let checked: Vec<Option<Accepted>> = current
             .par_iter_mut()
             .zip(done.par_iter())
             .map(|(t, d)| {
@@ -48,10 +52,14 @@ pub(super) fn settle_batch(
                 }
                 t.take().map(|mut t| {
                     let mut o = validator.check_task(&mut t, Mode::Fix);
+                    let mut witness = None;
                     if o.problems.is_empty() && ctx.cfg.solve.enabled {
-                        o.problems.extend(no_witness(ctx, &t));
+                        match witness_line(ctx, &t) {
+                            Ok(line) => witness = Some(line),
+                            Err(f) => o.problems.push(f),
+                        }
                     }
-                    (t, o)
+                    (t, o, witness)
                 })
             })
             .collect();
@@ -60,8 +68,8 @@ pub(super) fn settle_batch(
                 continue;
             }
             match c {
-                Some((t, o)) if o.problems.is_empty() => done[i] = Some((t, o)),
-                Some((_, o)) => failures[i].push(o),
+                Some((t, o, w)) if o.problems.is_empty() => done[i] = Some((t, o, w)),
+                Some((_, o, _)) => failures[i].push(o),
                 None => failures[i].push(no_table(&sks[i].task_id)),
             }
         }
@@ -85,20 +93,22 @@ fn feedback(o: &Outcome) -> String {
         .join("\n")
 }
 
-/// `[solve]`: a task the validator accepts still needs a witness plan; without one, the
-/// blocking constraint is its problem (regenerated with it as feedback, then dropped and
-/// replaced, and counted under check `witness`).
-fn no_witness(ctx: &Split, t: &Task) -> Option<Finding> {
-    let reason = ctx.solver().solve(t).err()?;
-    Some(Finding {
-        check: gtb_validate::WITNESS,
-        task_id: t.task_id.clone(),
-        user: String::new(),
-        city: String::new(),
-        field: String::new(),
-        item: String::new(),
-        message: format!("no witness plan: {reason}"),
-    })
+/// `[solve]`: a task the validator accepts still needs a witness plan: its plans-file line,
+/// or the finding of check `witness` (the proof of infeasibility, or the breach an exhausted
+/// search left), regenerated with it as feedback, then dropped and replaced.
+fn witness_line(ctx: &Split, t: &Task) -> std::result::Result<PlanLine, Finding> {
+    match ctx.solver().solve(t) {
+        Ok(w) => Ok(crate::solve::line_of(t, Ok(w))),
+        Err(no) => Err(Finding {
+            check: gtb_validate::WITNESS,
+            task_id: t.task_id.clone(),
+            user: String::new(),
+            city: String::new(),
+            field: String::new(),
+            item: no.verdict().to_string(),
+            message: format!("no witness plan ({}): {}", no.verdict(), no.reason()),
+        }),
+    }
 }
 
 /// The failure of an attempt that produced no task at all.
@@ -125,9 +135,28 @@ impl SlotHistory {
     /// The slot's accepted task, if it has one yet.
     pub fn accepted(&self) -> Option<&Task> {
         match self.0.last() {
-            Some((_, (Ok((t, _)), _))) => Some(t),
+            Some((_, (Ok((t, _, _)), _))) => Some(t),
             _ => None,
         }
+    }
+
+    /// The accepted task's witness line (`[solve]`).
+    pub fn witness(&self) -> Option<&PlanLine> {
+        match self.0.last() {
+            Some((_, (Ok((_, _, w)), _))) => w.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether the slot needed another attempt or skeleton for want of a witness plan.
+    pub fn regenerated_for_witness(&self) -> bool {
+        self.0.iter().any(|(_, (r, failures))| {
+            let dropped = r.as_ref().err().into_iter();
+            failures
+                .iter()
+                .chain(dropped)
+                .any(|o| o.problems.iter().any(|f| f.check == gtb_validate::WITNESS))
+        })
     }
     pub fn last_skeleton(&self) -> &Skeleton {
         &self
@@ -144,6 +173,8 @@ pub(super) struct Tally {
     pub report: Report,
     pub users: usize,
     pub slots: usize,
+    /// `[solve]`: slots regenerated or replaced for want of a witness plan
+    pub regenerated_for_witness: usize,
     /// the audit's counts of the accepted tasks, taken while they are in memory (publishing
     /// then needs no second parse of the task file)
     pub audit: AuditTally,
@@ -157,6 +188,7 @@ impl Tally {
             report,
             users: 0,
             slots,
+            regenerated_for_witness: 0,
             audit: AuditTally::default(),
         }
     }
@@ -182,7 +214,7 @@ impl Tally {
                 self.report.replacements += 1;
             }
             match r {
-                Ok((t, o)) => {
+                Ok((t, o, _)) => {
                     failures.iter().for_each(|f| self.report.retry(f));
                     self.report.accept(&o);
                     self.users += t.user_preferences.len();

@@ -1,6 +1,7 @@
 //! Stage `shard` (instead of `write` in a `--shard I/N` build): publish the slice for
 //! `gtb merge`. Beside the split's task file would go, it writes `validated.jsonl` (the slice's
-//! release lines in slot order) and, last, `shard.json`: which slice of which plan this is,
+//! release lines in slot order), with `[solve]` `witnesses.jsonl` (their witness lines), and,
+//! last, `shard.json`: which slice of which plan this is,
 //! the sha256 of the lines, the slice's validation report and manifest counts.
 
 use super::sample::SHARD_KEY;
@@ -27,6 +28,9 @@ pub(crate) struct ShardFile {
     /// the slice's lines, beside this file
     pub validated: String,
     pub validated_sha256: String,
+    /// `[solve]`: the witness lines of the slice's tasks (slot order), beside this file
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witnesses: Option<String>,
     pub manifest: ManifestBase,
     pub report: Report,
     /// the LLM accounting of the shard's build (added by the generator after the run, as to
@@ -88,14 +92,14 @@ impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
             std::fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
         }
         let lines = dir.join("validated.jsonl");
-        let artifact = work.artifact("validate");
-        digest::write_streaming_atomic(&lines, |w| {
-            let mut r = std::fs::File::open(&artifact)
-                .with_context(|| format!("reading {}", artifact.display()))?;
-            std::io::copy(&mut r, w).with_context(|| format!("copying {}", artifact.display()))?;
-            Ok(())
-        })?;
+        copy_file(&work.artifact("validate"), &lines)?;
         let sha = digest::sha256_file(&lines)?;
+        let witnesses = if ctx.cfg.solve.enabled {
+            copy_file(&super::validate::witness_path(work), &dir.join(WITNESSES))?;
+            Some(WITNESSES.to_string())
+        } else {
+            None
+        };
         let report = super::validate::waiting_report(work)?;
         let counts = art.validated.clone().context("no validate summary")?;
         let shard_file = ShardFile {
@@ -106,6 +110,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
             plan: plan_fingerprint(&art.planned),
             validated: "validated.jsonl".into(),
             validated_sha256: sha.clone(),
+            witnesses,
             manifest: ManifestBase::of(ctx, &art.planned, counts),
             report,
             llm: None,
@@ -122,6 +127,19 @@ impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
         art.published = Some(lines);
         Ok(())
     }
+}
+
+/// The slice's witness lines (`[solve]`), beside `validated.jsonl`.
+const WITNESSES: &str = "witnesses.jsonl";
+
+/// Copy an artifact into place atomically.
+fn copy_file(from: &Path, to: &Path) -> Result<()> {
+    digest::write_streaming_atomic(to, |w| {
+        let mut r =
+            std::fs::File::open(from).with_context(|| format!("reading {}", from.display()))?;
+        std::io::copy(&mut r, w).with_context(|| format!("copying {}", from.display()))?;
+        Ok(())
+    })
 }
 
 /// The plan a slice belongs to: the inputs of every stage before this one, without the slice

@@ -173,6 +173,9 @@ pub(crate) struct ValidateSummary {
     pub classes: [usize; 3],
     pub users: usize,
     pub dropped: usize,
+    /// `[solve]`: slots whose task was regenerated or replaced for want of a witness plan
+    #[serde(default)]
+    pub regenerated_for_witness: usize,
 }
 
 impl ValidateSummary {
@@ -183,6 +186,7 @@ impl ValidateSummary {
         }
         self.users += other.users;
         self.dropped += other.dropped;
+        self.regenerated_for_witness += other.regenerated_for_witness;
     }
     pub fn path(work: &WorkDir) -> PathBuf {
         work.root.join("validate.summary.json")

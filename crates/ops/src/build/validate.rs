@@ -17,7 +17,7 @@ use gtb_pipeline::dag::Stage;
 use gtb_validate::Validator;
 use gtb_validate::report::Report;
 use rayon::prelude::*;
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 
 pub(super) struct Validate;
 
@@ -41,11 +41,15 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
     }
     fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
         let work = &ctx.paths.work.root;
-        vec![
+        let mut out = vec![
             work.join("report.json"),
             work.join("report.md"),
             ValidateSummary::path(&ctx.paths.work),
-        ]
+        ];
+        if ctx.cfg.solve.enabled {
+            out.push(witness_path(&ctx.paths.work));
+        }
+        out
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
         let skeletons = &art.skeletons;
@@ -62,28 +66,29 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             .with_context(|| format!("reading {}", generated.display()))?;
         let mut first_attempts = std::io::BufReader::new(file).lines();
         // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
-        // in slot order and book every slot's history in slot order
+        // (and with `[solve]` their witnesses) in slot order and book every slot's history in
+        // slot order
         gtb_core::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
-            for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                let first = read_first_attempts(chunk, &mut first_attempts)?;
-                let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
-                let start = ctx.slots.start + ci * CHUNK;
-                let histories = replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
-                let lines: Vec<Option<Vec<u8>>> = histories
-                    .par_iter()
-                    .map(|h| h.accepted().map(gtb_core::pyjson::to_vec))
-                    .collect();
-                tally.audit_all(&histories);
-                for (h, line) in histories.into_iter().zip(lines) {
-                    tally.record_slot(h);
-                    w.write_all(&line.context("a slot without an accepted task")?)?;
-                    w.write_all(b"\n")?;
+            let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
+                for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
+                    let first = read_first_attempts(chunk, &mut first_attempts)?;
+                    let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
+                    let start = ctx.slots.start + ci * CHUNK;
+                    let histories =
+                        replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
+                    write_slots(histories, &mut tally, w, witnesses)?;
+                    pb.inc(chunk.len() as u64);
                 }
-                pb.inc(chunk.len() as u64);
+                Ok(())
+            };
+            if ctx.cfg.solve.enabled {
+                gtb_core::digest::write_streaming_atomic(&witness_path(work), fill)
+            } else {
+                fill(&mut std::io::sink())
             }
-            Ok(())
         })?;
         pb.finish_and_clear();
+        let regenerated_for_witness = tally.regenerated_for_witness;
         let Tally {
             mut report,
             users,
@@ -100,6 +105,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             classes,
             users,
             dropped: report.dropped,
+            regenerated_for_witness,
         };
         // published by the write stage, with the sha256 of the file it describes
         ReportDir(work.root.clone()).write_report(&report)?;
@@ -114,6 +120,40 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         art.validated = Some(ValidateSummary::read(&ctx.paths.work)?);
         Ok(())
     }
+}
+
+/// `[solve]`: the witness lines of the accepted tasks, in slot order (the artifact the write
+/// stage publishes as `plans.jsonl`, in the task file's order).
+pub(super) fn witness_path(work: &gtb_pipeline::WorkDir) -> std::path::PathBuf {
+    work.root.join("witness.jsonl")
+}
+
+/// Write a chunk's accepted lines (and their witnesses) in slot order and book each slot.
+fn write_slots(
+    histories: Vec<SlotHistory>,
+    tally: &mut Tally,
+    w: &mut dyn Write,
+    witnesses: &mut dyn Write,
+) -> Result<()> {
+    let lines: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = histories
+        .par_iter()
+        .map(|h| {
+            let task = h.accepted().map(gtb_core::pyjson::to_vec);
+            (task, h.witness().map(gtb_core::pyjson::to_vec))
+        })
+        .collect();
+    tally.audit_all(&histories);
+    for (h, (line, witness)) in histories.into_iter().zip(lines) {
+        tally.regenerated_for_witness += usize::from(h.regenerated_for_witness());
+        tally.record_slot(h);
+        w.write_all(&line.context("a slot without an accepted task")?)?;
+        w.write_all(b"\n")?;
+        if let Some(witness) = witness {
+            witnesses.write_all(&witness)?;
+            witnesses.write_all(b"\n")?;
+        }
+    }
+    Ok(())
 }
 
 /// The validation report the validate stage left in the work folder for the stage that

@@ -1,13 +1,15 @@
 //! Stage `write`: publish the split. The validated lines are copied in a seeded shuffled order
 //! (positioned reads, so the 100,000-task file is never held in memory) into the task file,
-//! then come the reports and the manifest.
+//! then come the plans (`[solve]`: `build::plans`), the reports and the manifest.
 //!
 //! Publish order, so that a crash at any point leaves no report or manifest that disagrees
-//! with the task file: (1) remove the manifest and the reports of the previous file; (2) put
-//! the new task file in place (temp + rename); (3) write the validation report and the audit,
-//! each carrying the sha256 of the file it describes; (4) write the manifest, last. A split
+//! with the task file: (1) remove the manifest, the plans and the reports of the previous
+//! file; (2) put the new task file in place (temp + rename), then its plans; (3) write the
+//! validation report, the audit and the witness figures, each carrying the sha256 of the file
+//! it describes; (4) write the manifest, last. A split
 //! without a manifest is incomplete, and the next build's write stage reruns.
 
+use super::plans::{WITNESS_REPORTS, Witnesses, plans_path, publish_plans};
 use super::split::{Artifacts, Split, ValidateSummary};
 use crate::CODE_VERSION;
 use crate::sinks::{ReportDir, ReportSink};
@@ -40,6 +42,10 @@ impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
         let r = &ctx.paths.reports;
         let mut outputs = vec![ctx.paths.tasks.clone(), ctx.paths.manifest.clone()];
         outputs.extend(REPORTS.iter().map(|f| r.join(f)));
+        if ctx.cfg.solve.enabled {
+            outputs.push(plans_path(&ctx.paths.tasks));
+            outputs.extend(WITNESS_REPORTS.iter().map(|f| r.join(f)));
+        }
         outputs
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
@@ -49,9 +55,14 @@ impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
             .context("the validate stage left no summary")?;
         let work = &ctx.paths.work;
         let report = super::validate::waiting_report(work)?;
+        let witnesses = ctx.cfg.solve.enabled.then(|| Witnesses {
+            parts: vec![super::validate::witness_path(work)],
+            regenerated: validated.regenerated_for_witness,
+        });
         let base = ManifestBase::of(ctx, &art.planned, validated);
         let (sha, _) = publish(Publication {
             parts: vec![work.artifact("validate")],
+            witnesses,
             seed: ctx.cfg.run.seed,
             tasks: ctx.paths.tasks.clone(),
             manifest: ctx.paths.manifest.clone(),
@@ -83,6 +94,8 @@ const REPORTS: [&str; 5] = [
 /// for `gtb merge`), where it goes, its validation report and what its manifest says.
 pub(crate) struct Publication {
     pub parts: Vec<PathBuf>,
+    /// `[solve]`: the witness lines of the same slots, published as `plans.jsonl`
+    pub witnesses: Option<Witnesses>,
     pub seed: u64,
     pub tasks: PathBuf,
     pub manifest: PathBuf,
@@ -101,6 +114,16 @@ pub(crate) fn publish(mut p: Publication) -> Result<(String, usize)> {
     super::crash_point("write:unpublished");
     let (sha, tasks) = write_shuffled(&p.parts, p.seed, &p.tasks)?;
     super::crash_point("write:tasks-in-place");
+    let witness = match &p.witnesses {
+        Some(w) => Some(publish_plans(
+            w,
+            p.seed,
+            &p.tasks,
+            &p.reports,
+            (&sha, tasks),
+        )?),
+        None => None,
+    };
     p.report.test_jsonl_sha256 = Some(sha.clone());
     ReportDir(p.reports.clone()).write_report(&p.report)?;
     // the split's audit against the paper's figures, next to its validation report
@@ -114,7 +137,10 @@ pub(crate) fn publish(mut p: Publication) -> Result<(String, usize)> {
     audit.report.sha256 = Some(sha.clone());
     ReportDir(p.reports.clone()).write_audit(&audit)?;
     super::crash_point("write:reports-written");
-    let m = p.base.manifest(&sha, tasks);
+    let mut m = p.base.manifest(&sha, tasks);
+    if let Some(w) = witness {
+        m["witness"] = w;
+    }
     digest::write_atomic(&p.manifest, gtb_core::pyjson::to_string(&m).as_bytes())?;
     Ok((sha, tasks))
 }
@@ -122,8 +148,12 @@ pub(crate) fn publish(mut p: Publication) -> Result<(String, usize)> {
 /// Step (1) of publishing: the split stops looking complete (no manifest), and no report of
 /// the previous file survives to describe the next one.
 fn unpublish(p: &Publication) -> Result<()> {
-    let reports = REPORTS.iter().map(|f| p.reports.join(f));
-    for path in std::iter::once(p.manifest.clone()).chain(reports) {
+    let reports = REPORTS
+        .iter()
+        .chain(&WITNESS_REPORTS)
+        .map(|f| p.reports.join(f));
+    let plans = plans_path(&p.tasks);
+    for path in [p.manifest.clone(), plans].into_iter().chain(reports) {
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(e).with_context(|| format!("removing {}", path.display()));
@@ -135,8 +165,13 @@ fn unpublish(p: &Publication) -> Result<()> {
 }
 
 /// Copy the lines of `parts` (in order, slot order) in the seeded shuffled order into
-/// `tasks`; returns its sha256 and line count.
-fn write_shuffled(parts: &[PathBuf], seed: u64, tasks: &Path) -> Result<(String, usize)> {
+/// `tasks`; returns its sha256 and line count. The order depends on the seed and the number
+/// of lines only, so a split's plans follow its tasks.
+pub(super) fn write_shuffled(
+    parts: &[PathBuf],
+    seed: u64,
+    tasks: &Path,
+) -> Result<(String, usize)> {
     use sha2::Digest;
     use std::os::unix::fs::FileExt;
     let files = parts

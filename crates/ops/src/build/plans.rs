@@ -1,0 +1,112 @@
+//! Publishing the witnesses of a split (`[solve]`, on by default): the validate stage kept a
+//! witness line per accepted task (`witness.jsonl`, slot order); publishing writes them to
+//! `plans.jsonl` beside the task file in the task file's shuffled order (the same permutation:
+//! one line per task), then the reference figures to `<reports>/witness.{md,json}`, and hands
+//! the manifest its `witness` section. Nothing is solved twice.
+
+use super::write::write_shuffled;
+use crate::solve::{Figures, read_tasks};
+use anyhow::{Context, Result, bail};
+use gtb_core::digest;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The reports written with a split's plans.
+pub(crate) const WITNESS_REPORTS: [&str; 2] = ["witness.json", "witness.md"];
+
+/// Where a split's plans go: beside its task file.
+pub(crate) fn plans_path(tasks: &Path) -> PathBuf {
+    tasks.with_file_name("plans.jsonl")
+}
+
+/// The witness lines to publish with a split: one part per part of its task lines.
+pub(crate) struct Witnesses {
+    pub parts: Vec<PathBuf>,
+    /// slots whose task was regenerated or replaced for want of a witness plan
+    pub regenerated: usize,
+}
+
+/// Write `plans.jsonl` in the task file's order and the witness reports; returns the
+/// manifest's `witness` section. `tasks_sha` is the published task file's sha256, `lines`
+/// its line count.
+pub(crate) fn publish_plans(
+    w: &Witnesses,
+    seed: u64,
+    tasks: &Path,
+    reports: &Path,
+    (tasks_sha, lines): (&str, usize),
+) -> Result<Value> {
+    let plans = plans_path(tasks);
+    let (sha, n) = write_shuffled(&w.parts, seed, &plans)?;
+    if n != lines {
+        bail!(
+            "{}: {n} witness lines for {lines} tasks (every task of a build has one)",
+            plans.display()
+        );
+    }
+    let task_list = read_tasks(tasks)?;
+    let plan_lines = crate::score::read_plans(&plans)?;
+    if let Some((t, l)) = task_list
+        .iter()
+        .zip(&plan_lines)
+        .find(|(t, l)| t.task_id != l.task_id || l.plan.is_none())
+    {
+        bail!(
+            "{}: the line of task {} is not its witness ({} {:?})",
+            plans.display(),
+            t.task_id,
+            l.task_id,
+            l.reason
+        );
+    }
+    let figures = Figures::of(&task_list, &plan_lines);
+    write_reports(reports, tasks, &plans, tasks_sha, &sha, &figures)?;
+    Ok(json!({
+        "plans_jsonl_sha256": sha,
+        "tasks_with_witness": n,
+        "regenerated_for_witness": w.regenerated,
+        "stand_ins": stand_ins(&figures),
+        "figures": figures,
+    }))
+}
+
+/// The stand-in counts of the whole split (manifest: how real the venues are).
+fn stand_ins(f: &Figures) -> Value {
+    let all = f.by_difficulty.get("all").cloned().unwrap_or_default();
+    json!({
+        "hotels": all.hotels,
+        "hotel_share": all.hotel_stand_in_share,
+        "meals": all.meals,
+        "meal_share": all.meal_stand_in_share,
+        "share": all.stand_in_share,
+    })
+}
+
+fn write_reports(
+    dir: &Path,
+    tasks: &Path,
+    plans: &Path,
+    tasks_sha: &str,
+    plans_sha: &str,
+    figures: &Figures,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let described = json!({
+        "tasks": tasks.display().to_string(),
+        "tasks_sha256": tasks_sha,
+        "plans_sha256": plans_sha,
+        "figures": figures,
+    });
+    digest::write_atomic(
+        &dir.join("witness.json"),
+        &serde_json::to_vec_pretty(&described)?,
+    )?;
+    let md = format!(
+        "# Witness plans\n\nEvery task of `{}` (sha256 {tasks_sha}) has a witness plan in `{}` (sha256 {plans_sha}; docs/PLANS.md). \
+         Reference figures of the witnesses (means over the tasks; shares of tasks; stand-ins among the plans' hotel nights and meals):\n\n{}",
+        tasks.display(),
+        plans.display(),
+        figures.to_markdown()
+    );
+    digest::write_atomic(&dir.join("witness.md"), md.as_bytes())
+}
