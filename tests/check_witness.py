@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Independent checker of witness plans (stdlib only), from the task file alone.
 
-    python3 tests/check_witness.py TASKS.jsonl PLANS.jsonl [--require-all]
+    python3 tests/check_witness.py TASKS.jsonl PLANS.jsonl [--poi all_poi_by_city.json] [--require-all]
 
 It shares no code with gtb: it re-reads the release's plan format (the agent prompt's JSON)
-and checks, for every line with a plan:
+and checks, for every line with a plan, the witness contract of docs/PLANS.md:
 
 * structure: segment and activity types, required fields, HH:MM times running forward,
   participants ("All" or the task's members, never empty, never on hotels), nobody in two
@@ -17,9 +17,16 @@ and checks, for every line with a plan:
 * hard constraints of every member, after the compromises the line declares (only members
   marked compromisable, at most two each, paths relative to `preference`): budget (intercity,
   hotels and the member's own meals), max_poi_per_day and max_active_hours (attraction and
-  transfer minutes), transport must (every trip by one of them) and reject, must_visit /
-  must_eat items appearing in a location the member visits / eats at in that city, and no
-  reject_visit / reject_eat item appearing in one.
+  transfer minutes), transport must (at least one trip by one of its modes) and reject (no
+  trip by one), must_visit items appearing in a location the member visits in that city and
+  no reject_visit item appearing in one; must_eat: a meal of theirs in that city names the
+  item, or (with --poi) resolves in the POI table to a venue the release scores the item at;
+  reject_eat: no meal of theirs names it, nor (with --poi) is scored as it.
+* with --poi (the release's all_poi_by_city.json layout, as `gtb poi-table` writes it):
+  every attraction resolved in the table is inside its opening hours on the plan's date.
+
+Names resolve as the release's evaluator resolves them: per city, the exact name, else the
+stored name that contains the location with the best length ratio (the first on ties).
 
 Exit status 1 and one line per problem when anything fails. A line without a plan is
 reported (an error with --require-all).
@@ -51,6 +58,86 @@ def is_number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
 
 
+def load_poi(path):
+    """The release's POI table: city -> (name -> POI, names in file order)."""
+    table = json.load(open(path, encoding="utf-8"))
+    out = {}
+    for city, pois in table.items():
+        by_name = {}
+        for p in pois:
+            by_name[p["name"]] = p  # a later duplicate wins, as in the release
+        out[city] = (by_name, [p["name"] for p in pois])
+    return out
+
+
+def resolve(poi, name, city):
+    """Exact name, else the stored name containing it with the best length ratio."""
+    if poi is None or city not in poi or not name:
+        return None
+    by_name, names = poi[city]
+    if name in by_name:
+        return by_name[name]
+    best, ratio = None, 0.0
+    for n in names:
+        if name in n and len(name) / len(n) > ratio:
+            best, ratio = by_name[n], len(name) / len(n)
+    return best
+
+
+def poi_category(poi, name, city):
+    """The resolved food category (the release's fallbacks), or None when nothing resolves."""
+    p = resolve(poi, name, city)
+    if p is None:
+        return None
+    c = p.get("custom_category") or ""
+    return "中餐" if c in ("", "食堂", "米粉") else c
+
+
+def food_terms(food, loc, category):
+    """The release's rule for one restaurant: the first list item its name contains decides;
+    else the category (must and reject both, prefer / avoid only when neither). A location the
+    table does not resolve scores nothing."""
+    if category is None:
+        return []
+    lists = [("must_eat", food.get("must_eat", [])), ("reject_eat", food.get("reject_eat", [])),
+             ("prefer_eat", food.get("prefer_eat", [])), ("avoid_eat", food.get("avoid_eat", []))]
+    for field, items in lists:
+        for x in items:
+            if x in loc:
+                return [(field, x)]
+    out = [(field, category) for field, items in lists[:2] if category in items]
+    if not out:
+        for field, items in lists[2:]:
+            if category in items:
+                return [(field, category)]
+    return out
+
+
+def open_then(poi, city, act, date):
+    """Whether an attraction resolved in the table is open for the whole visit on `date` (the
+    first rule whose date range holds decides; a weekday outside it means closed)."""
+    p = resolve(poi, act.get("location", ""), city)
+    hours = p.get("opening_hours") if p else None
+    if not hours or hours.get("always_open") or not hours.get("rules") or not date:
+        return True
+    day = datetime.date.fromisoformat(date)
+    mmdd = f"{day.month:02d}-{day.day:02d}"
+    for r in hours["rules"]:
+        dr = r.get("date_range")
+        if dr:
+            s, e = dr["start"], dr["end"]
+            inside = s <= mmdd <= e if s <= e else (mmdd >= s or mmdd <= e)
+            if not inside:
+                continue
+        weekdays = r.get("weekdays")
+        if day.isoweekday() not in (range(1, 8) if weekdays is None else weekdays):
+            return False
+        windows = r.get("time_windows") or []
+        if windows:
+            return any(act["start_time"] >= w["open"] and act["end_time"] <= w["close"] for w in windows)
+    return True
+
+
 def apply_compromises(task, compromises, problems):
     """The effective preferences: each compromise's value replaces the field at its path."""
     prefs = {u: json.loads(json.dumps(e["preference"])) for u, e in task["user_preferences"].items()}
@@ -79,7 +166,7 @@ def apply_compromises(task, compromises, problems):
     return prefs
 
 
-def check_line(task, line):
+def check_line(task, line, poi=None):
     problems = []
     plan = line.get("plan")
     users = list(task["user_preferences"].keys())
@@ -196,6 +283,8 @@ def check_line(task, line):
                         pois[u] += 1
                         active[u] += b - a
                         visits[u].append((city, act.get("location", "")))
+                        if u == who[0] and not open_then(poi, city, act, d.get("date")):
+                            problems.append(f"day {i + 1} {city}: {act.get('location')} is closed at {act['start_time']}-{act['end_time']}")
                     elif t == "intracity_transport":
                         active[u] += b - a
                     elif t == "food":
@@ -247,9 +336,9 @@ def check_line(task, line):
             if cap_h and d["_active"][u] > cap_h * 60:
                 problems.append(f"day {i + 1}: {u} is active {d['_active'][u]} minutes, over {cap_h} h")
         tr = g.get("transport", {})
+        if tr.get("must") and not any(m in tr["must"] for m in modes):
+            problems.append(f"{u} must travel by {tr['must']} at least once; no trip is by one")
         for m in modes:
-            if tr.get("must") and m not in tr["must"]:
-                problems.append(f"{u} must travel by {tr['must']}, a trip is by {m}")
             if m in (tr.get("reject") or []):
                 problems.append(f"{u} rejects {m}, a trip is by it")
         for city, cp in prefs[u].get("city_specific_preferences", {}).items():
@@ -262,12 +351,13 @@ def check_line(task, line):
             for x in a.get("reject_visit", []):
                 if any(x in loc for loc in mine_v):
                     problems.append(f"{u} rejects {x} in {city}; the plan takes them there")
+            scored = [t for loc in mine_f for t in food_terms(f, loc, poi_category(poi, loc, city))]
             for x in f.get("must_eat", []):
-                if not any(x in loc for loc in mine_f):
-                    problems.append(f"{u} must eat {x} in {city}; no meal of theirs there names it")
+                if not any(x in loc for loc in mine_f) and ("must_eat", x) not in scored:
+                    problems.append(f"{u} must eat {x} in {city}; no meal of theirs there names it or is scored as it")
             for x in f.get("reject_eat", []):
-                if any(x in loc for loc in mine_f):
-                    problems.append(f"{u} rejects {x} in {city}; a meal of theirs names it")
+                if any(x in loc for loc in mine_f) or ("reject_eat", x) in scored:
+                    problems.append(f"{u} rejects {x} in {city}; a meal of theirs names it or is scored as it")
     for d in days:
         d.pop("_pois", None)
         d.pop("_active", None)
@@ -279,6 +369,7 @@ def main(argv):
         print(__doc__)
         return 2
     require_all = "--require-all" in argv
+    poi = load_poi(argv[argv.index("--poi") + 1]) if "--poi" in argv else None
     tasks = {}
     for n, line in enumerate(open(argv[1], encoding="utf-8"), 1):
         if line.strip():
@@ -300,7 +391,7 @@ def main(argv):
             missing.append(tid)
             continue
         plans += 1
-        for p in check_line(tasks[tid], line):
+        for p in check_line(tasks[tid], line, poi):
             print(f"{tid}: {p}")
             failures += 1
     missing.extend(t for t in tasks if t not in seen)

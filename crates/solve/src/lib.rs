@@ -45,18 +45,9 @@ pub struct Effort {
 impl Default for Effort {
     fn default() -> Self {
         Effort {
-            scout: std::env::var("GTB_SCOUT")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(600),
-            deep: std::env::var("GTB_DEEP")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(4000),
-            finalists: std::env::var("GTB_FIN")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(2),
+            scout: 600,
+            deep: 4000,
+            finalists: 2,
             combos: 3,
         }
     }
