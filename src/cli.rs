@@ -225,7 +225,7 @@ pub enum Command {
         /// When another build holds the output folder, wait for it instead of failing at once
         #[arg(long)]
         wait: bool,
-        /// Build slice I of N (0-based) of the same plan into --out; `gtb merge` joins them
+        /// Build slice I of N (0-based) of the same build into --out; `gtb merge` joins them
         #[arg(long, value_name = "I/N")]
         shard: Option<ops::build::Shard>,
         /// A POI store (`gtb import`) for attractions, restaurants and hotel prices instead of
@@ -460,16 +460,16 @@ fn run(cli: Cli) -> Result<()> {
                 .map(parse_splits)
                 .transpose()?
                 .unwrap_or_default();
-            let plan = ops::BuildPlan {
+            let req = ops::BuildRequest {
                 explain,
                 splits,
                 verbose: true,
                 holdout_cities,
                 wait,
                 shard,
-                ..ops::BuildPlan::new(cfg)
+                ..ops::BuildRequest::new(cfg)
             };
-            let s = ops::build(&plan)?;
+            let s = ops::build(&req)?;
             print_splits(&s.splits);
         }
         Command::Merge { dirs, out, wait } => {

@@ -34,12 +34,12 @@ pub fn shared() -> Option<PathBuf> {
 }
 
 pub fn build(cfg: &Config, threads: usize) -> gtb_ops::BuildSummary {
-    let plan = gtb_ops::BuildPlan::new(cfg.clone());
+    let req = gtb_ops::BuildRequest::new(cfg.clone());
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap()
-        .install(|| gtb_ops::build(&plan))
+        .install(|| gtb_ops::build(&req))
         .expect("build")
 }
 

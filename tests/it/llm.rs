@@ -31,7 +31,7 @@ fn llm_config(dir: &Path, server: &FakeServer, key_var: &str, n: usize) -> Confi
 }
 
 fn run(cfg: &Config) -> anyhow::Result<gtb_ops::BuildSummary> {
-    gtb_ops::build(&gtb_ops::BuildPlan::new(cfg.clone()))
+    gtb_ops::build(&gtb_ops::BuildRequest::new(cfg.clone()))
 }
 
 fn requests(s: &FakeServer) -> u64 {

@@ -1,4 +1,4 @@
-//! The operations behind every command. The CLI only parses arguments into a `BuildPlan`
+//! The operations behind every command. The CLI only parses arguments into a `BuildRequest`
 //! (or the options of the smaller commands) and calls these; tests call them directly.
 
 pub mod audit;
@@ -9,7 +9,7 @@ pub mod merge;
 pub mod sinks;
 pub mod solve;
 
-pub use build::{BuildPlan, BuildSummary, build};
+pub use build::{BuildRequest, BuildSummary, build};
 
 /// Version of the code that shapes outputs; part of every stage fingerprint (build.rs).
 pub const CODE_VERSION: &str = concat!(

@@ -1,12 +1,14 @@
 //! What the stages of one split share: the context they read (`Split`) and the artifacts they
 //! hand on (`Artifacts`).
 
+use super::BuildStage;
 use anyhow::Result;
 use gtb_core::config::Config;
 use gtb_core::task::Skeleton;
 use gtb_generate::PreferenceGenerator;
+use gtb_pipeline::StageId;
 use gtb_pipeline::WorkDir;
-use gtb_pipeline::dag::Planned;
+use gtb_pipeline::dag::Decided;
 use gtb_resources::{CityId, Resources};
 use gtb_sample::Sampler;
 use serde::{Deserialize, Serialize};
@@ -195,19 +197,54 @@ impl ValidateSummary {
     }
 }
 
-/// What the stages of a split hand to the stages after them.
+/// What the stages of a split hand to the stages after them, one typed slot per stage that
+/// hands something on. A stage reads an upstream slot through its accessor, which names the
+/// stage when it is empty instead of failing on a default.
 #[derive(Default)]
 pub(super) struct Artifacts {
-    /// every stage's fingerprint and decision (the manifest records them)
-    pub planned: Vec<Planned>,
-    /// sample: the skeletons of the split's slots, in slot order
+    /// every stage's fingerprint and freshness (the manifest records them)
+    pub decided: Vec<Decided<BuildStage>>,
+    pub sample: Option<Sampled>,
+    pub validate: Option<Validated>,
+    pub publish: Option<Published>,
+}
+
+/// What `sample` hands on: the skeletons of the split's slots, in slot order.
+pub(super) struct Sampled {
     pub skeletons: Vec<Skeleton>,
-    /// validate: counts for the manifest
-    pub validated: Option<ValidateSummary>,
-    /// write (shard): sha256 of the published task file (the shard's slice)
-    pub sha256: Option<String>,
-    /// shard: where the slice's lines went
-    pub published: Option<PathBuf>,
-    /// validate (when it ran in this process): the audit's counts of the accepted tasks
+}
+
+/// What `validate` hands on.
+pub(super) struct Validated {
+    /// counts for the manifest
+    pub summary: ValidateSummary,
+    /// the audit's counts of the accepted tasks, when validate ran in this process
     pub audit: Option<gtb_audit::report::Tally>,
+}
+
+/// What `write` (or `shard`) hands on: the published file and its sha256.
+pub(super) struct Published {
+    pub sha256: String,
+    /// the shard's slice; None: the split's task file
+    pub path: Option<PathBuf>,
+}
+
+impl Artifacts {
+    pub fn sampled(&self) -> Result<&Sampled> {
+        self.sample
+            .as_ref()
+            .ok_or_else(|| not_run(BuildStage::Sample))
+    }
+    pub fn validated(&mut self) -> Result<&mut Validated> {
+        self.validate
+            .as_mut()
+            .ok_or_else(|| not_run(BuildStage::Validate))
+    }
+}
+
+fn not_run(stage: BuildStage) -> anyhow::Error {
+    anyhow::anyhow!(
+        "stage {} handed nothing on (it did not run or reuse)",
+        stage.name()
+    )
 }

@@ -4,10 +4,11 @@
 //! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
 //! `validate.summary.json` keeps the counts for the manifest.
 
+use super::BuildStage;
 use super::generate::{CHUNK, attempt};
 use super::sample::{class_of, replacement};
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
-use super::split::{Artifacts, Split, ValidateSummary};
+use super::split::{Artifacts, Split, ValidateSummary, Validated};
 use crate::CODE_VERSION;
 use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result, bail};
@@ -21,12 +22,12 @@ use std::io::BufRead;
 
 pub(super) struct Validate;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Validate {
-    fn name(&self) -> &'static str {
-        "validate"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
+    fn id(&self) -> BuildStage {
+        BuildStage::Validate
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["generate"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Generate]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         let fp = Fingerprint::default()
@@ -48,7 +49,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         ]
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let skeletons = &art.skeletons;
+        let skeletons = &art.sampled()?.skeletons;
         let validator = Validator::new(ctx.res, ctx.cfg);
         let work = &ctx.paths.work;
         let pb = super::bar(skeletons.len(), "validate");
@@ -57,13 +58,13 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             let witness = gtb_validate::WITNESS.to_string();
             tally.report.checks.insert(witness, Default::default());
         }
-        let generated = work.artifact("generate");
+        let generated = work.artifact(BuildStage::Generate);
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
         let mut first_attempts = std::io::BufReader::new(file).lines();
         // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
         // in slot order and book every slot's history in slot order
-        gtb_core::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
+        gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
             for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
                 let first = read_first_attempts(chunk, &mut first_attempts)?;
                 let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
@@ -90,7 +91,6 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             audit,
             ..
         } = tally;
-        art.audit = Some(audit);
         report.written = skeletons.len();
         let mut classes = [0usize; 3];
         for s in skeletons {
@@ -107,11 +107,17 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             &ValidateSummary::path(work),
             &serde_json::to_vec(&summary)?,
         )?;
-        art.validated = Some(summary);
+        art.validate = Some(Validated {
+            summary,
+            audit: Some(audit),
+        });
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        art.validated = Some(ValidateSummary::read(&ctx.paths.work)?);
+        art.validate = Some(Validated {
+            summary: ValidateSummary::read(&ctx.paths.work)?,
+            audit: None,
+        });
         Ok(())
     }
 }

@@ -8,14 +8,15 @@
 //! each carrying the sha256 of the file it describes; (4) write the manifest, last. A split
 //! without a manifest is incomplete, and the next build's write stage reruns.
 
-use super::split::{Artifacts, Split, ValidateSummary};
+use super::BuildStage;
+use super::split::{Artifacts, Published, Split, ValidateSummary};
 use crate::CODE_VERSION;
 use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result};
 use gtb_core::digest;
 use gtb_core::rng::item_rng;
-use gtb_pipeline::dag::{Planned, Stage};
-use gtb_pipeline::{Decision, Fingerprint};
+use gtb_pipeline::dag::{Decided, Stage};
+use gtb_pipeline::{Fingerprint, Freshness, StageId};
 use gtb_validate::report::Report;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -24,12 +25,12 @@ use std::path::{Path, PathBuf};
 
 pub(super) struct WriteSplit;
 
-impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
-    fn name(&self) -> &'static str {
-        "write"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
+    fn id(&self) -> BuildStage {
+        BuildStage::Write
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["validate"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Validate]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         Fingerprint::default()
@@ -43,29 +44,33 @@ impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
         outputs
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let validated = art
-            .validated
-            .clone()
-            .context("the validate stage left no summary")?;
+        let validated = art.validated()?;
+        let (counts, audit) = (validated.summary.clone(), validated.audit.take());
         let work = &ctx.paths.work;
         let report = super::validate::waiting_report(work)?;
-        let base = ManifestBase::of(ctx, &art.planned, validated);
+        let base = ManifestBase::of(ctx, &art.decided, counts);
         let (sha, _) = publish(Publication {
-            parts: vec![work.artifact("validate")],
+            parts: vec![work.artifact(BuildStage::Validate)],
             seed: ctx.cfg.run.seed,
             tasks: ctx.paths.tasks.clone(),
             manifest: ctx.paths.manifest.clone(),
             reports: ctx.paths.reports.clone(),
             report,
-            audit: art.audit.take(),
+            audit,
             base,
         })?;
-        digest::write_atomic(&work.artifact("write"), b"")?;
-        art.sha256 = Some(sha);
+        digest::write_atomic(&work.artifact(BuildStage::Write), b"")?;
+        art.publish = Some(Published {
+            sha256: sha,
+            path: None,
+        });
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        art.sha256 = Some(digest::sha256_file(&ctx.paths.tasks)?);
+        art.publish = Some(Published {
+            sha256: digest::sha256_file(&ctx.paths.tasks)?,
+            path: None,
+        });
         Ok(())
     }
 }
@@ -203,21 +208,25 @@ pub(crate) struct ManifestBase {
 
 impl ManifestBase {
     /// A split's: every stage's fingerprint (the last one's excepted) and decision.
-    pub(super) fn of(ctx: &Split, planned: &[Planned], counts: ValidateSummary) -> ManifestBase {
-        let last = planned.last().map(|p| p.stage);
-        let stage_fingerprints = planned
+    pub(super) fn of(
+        ctx: &Split,
+        decided: &[Decided<BuildStage>],
+        counts: ValidateSummary,
+    ) -> ManifestBase {
+        let last = decided.last().map(|d| d.stage);
+        let stage_fingerprints = decided
             .iter()
-            .filter(|p| Some(p.stage) != last)
-            .map(|p| (p.stage.to_string(), p.fingerprint.digest().into()))
+            .filter(|d| Some(d.stage) != last)
+            .map(|d| (d.stage.name().to_string(), d.fingerprint.digest().into()))
             .collect();
-        let stage_decisions = planned
+        let stage_decisions = decided
             .iter()
-            .map(|p| {
-                let d = match &p.decision {
-                    Decision::Fresh => "reused".into(),
-                    Decision::Rerun(r) => format!("ran: {r}"),
+            .map(|d| {
+                let what = match &d.freshness {
+                    Freshness::Fresh => "reused".into(),
+                    Freshness::Dirty(r) => format!("ran: {r}"),
                 };
-                (p.stage.to_string(), d.into())
+                (d.stage.name().to_string(), what.into())
             })
             .collect();
         ManifestBase {
