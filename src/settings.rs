@@ -4,8 +4,8 @@
 
 use crate::args::{self, Cli, Command};
 use anyhow::{Context, Result, bail};
+use gtb_build::BuildRequest;
 use gtb_core::config::{self, Config};
-use gtb_ops::BuildRequest;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

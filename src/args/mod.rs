@@ -156,7 +156,7 @@ pub struct BuildArgs {
     pub wait: bool,
     /// Build slice I of N (0-based) of the same build into --out; `gtb merge` joins them
     #[arg(long, value_name = "I/N")]
-    pub shard: Option<gtb_ops::build::Shard>,
+    pub shard: Option<gtb_build::Shard>,
     #[command(flatten)]
     pub llm: LlmArgs,
 }

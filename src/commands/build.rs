@@ -1,11 +1,11 @@
 //! `gtb build`: prepare -> sample -> generate -> validate -> write, for one split or several.
 
 use anyhow::Result;
-use gtb_ops::BuildRequest;
-use gtb_ops::build::SplitSummary;
+use gtb_build::BuildRequest;
+use gtb_build::SplitSummary;
 
 pub fn run(req: &BuildRequest) -> Result<()> {
-    let s = gtb_ops::build(req)?;
+    let s = gtb_build::build(req)?;
     print_splits(&s.splits);
     Ok(())
 }

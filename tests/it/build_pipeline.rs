@@ -1,8 +1,8 @@
 //! Whole-pipeline tests: format, quotas, determinism, stage reuse.
 
 use crate::common::*;
+use gtb_build::BuildStage;
 use gtb_core::task::Task;
-use gtb_ops::build::BuildStage;
 use gtb_pipeline::{Change, DirtyReason, Freshness, InputChange};
 
 fn lines(path: &std::path::Path) -> Vec<String> {
@@ -182,17 +182,17 @@ fn rerun_reuses_fresh_stages_and_names_why_a_stale_one_reruns() {
 fn splits_share_no_skeleton_signature() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
-    let req = gtb_ops::BuildRequest {
+    let req = gtb_build::BuildRequest {
         splits: vec![("test".into(), 60), ("train".into(), 300)],
         holdout_cities: 8,
-        ..gtb_ops::BuildRequest::new(cfg.clone())
+        ..gtb_build::BuildRequest::new(cfg.clone())
     };
-    let s = gtb_ops::build(&req).unwrap();
+    let s = gtb_build::build(&req).unwrap();
     let read = |p: &std::path::Path| -> std::collections::HashSet<String> {
         std::fs::read_to_string(p)
             .unwrap()
             .lines()
-            .map(|l| gtb_ops::build::signature_of(&serde_json::from_str(l).unwrap()))
+            .map(|l| gtb_build::signature_of(&serde_json::from_str(l).unwrap()))
             .collect()
     };
     let test = read(&s.splits[0].path);
@@ -251,16 +251,16 @@ fn builds_anywhere_from_the_embedded_data() {
 fn issue14_01_explain_of_fresh_splits_reuses_every_stage() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
-    let req = gtb_ops::BuildRequest {
+    let req = gtb_build::BuildRequest {
         splits: vec![("test".into(), 30), ("train".into(), 60)],
-        ..gtb_ops::BuildRequest::new(cfg)
+        ..gtb_build::BuildRequest::new(cfg)
     };
-    gtb_ops::build(&req).unwrap();
-    let explain = gtb_ops::BuildRequest {
+    gtb_build::build(&req).unwrap();
+    let explain = gtb_build::BuildRequest {
         explain: true,
         ..req.clone()
     };
-    let s = gtb_ops::build(&explain).unwrap();
+    let s = gtb_build::build(&explain).unwrap();
     assert_eq!(s.stages.len(), 10);
     assert!(
         s.stages.iter().all(|r| r.freshness.is_fresh()),

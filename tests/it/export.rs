@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 fn build_into(dir: &Path, n: usize, splits: &[(&str, usize)]) -> PathBuf {
     let mut cfg = config_in(dir);
     cfg.run.n = n;
-    let req = gtb_ops::BuildRequest {
+    let req = gtb_build::BuildRequest {
         splits: splits.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
-        ..gtb_ops::BuildRequest::new(cfg.clone())
+        ..gtb_build::BuildRequest::new(cfg.clone())
     };
-    gtb_ops::build(&req).expect("build");
+    gtb_build::build(&req).expect("build");
     cfg.run.out
 }
 

@@ -221,7 +221,7 @@ fn issue14_02_leakage_free_splits_in_shards() {
         let sigs: std::collections::HashSet<String> = std::fs::read_to_string(m.join(&f))
             .unwrap()
             .lines()
-            .map(|l| gtb_ops::build::signature_of(&serde_json::from_str(l).unwrap()))
+            .map(|l| gtb_build::signature_of(&serde_json::from_str(l).unwrap()))
             .collect();
         for other in &seen {
             assert!(sigs.is_disjoint(other), "{name} shares a signature");

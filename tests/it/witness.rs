@@ -129,7 +129,7 @@ fn issue15_solve_off_leaves_the_build_alone() {
     assert!(
         off.stages
             .iter()
-            .all(|r| r.stage != gtb_ops::build::BuildStage::Solve)
+            .all(|r| r.stage != gtb_build::BuildStage::Solve)
     );
     assert!(!cfg.run.out.join("plans.jsonl").exists());
     assert!(!cfg.run.reports.join("witness.md").exists());

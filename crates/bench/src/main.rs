@@ -86,8 +86,8 @@ fn main() -> anyhow::Result<()> {
         );
         drop(sk);
         let t = Instant::now();
-        let req = gtb_ops::BuildRequest::new(c.clone());
-        let s = gtb_ops::build(&req)?;
+        let req = gtb_build::BuildRequest::new(c.clone());
+        let s = gtb_build::build(&req)?;
         println!(
             "full build n={n}: {:.3}s wall, {} tasks, peak RSS {:.0} MiB",
             t.elapsed().as_secs_f64(),
@@ -95,7 +95,7 @@ fn main() -> anyhow::Result<()> {
             peak_rss_mib()
         );
         let t = Instant::now();
-        let s2 = gtb_ops::build(&req)?;
+        let s2 = gtb_build::build(&req)?;
         println!(
             "rebuild (all stages fresh) n={n}: {:.3}s",
             t.elapsed().as_secs_f64()
@@ -186,8 +186,8 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
     use gtb_validate::{Mode, Validator, names::NameIndex};
     let c = cfg(650, dir);
     let mut res = gtb_ops::load_resources(&c)?;
-    let req = gtb_ops::BuildRequest::new(c.clone());
-    let s = gtb_ops::build(&req)?;
+    let req = gtb_build::BuildRequest::new(c.clone());
+    let s = gtb_build::build(&req)?;
     let tasks: Vec<gtb_core::task::Task> = std::fs::read_to_string(&s.splits[0].path)?
         .lines()
         .map(serde_json::from_str)
@@ -282,7 +282,7 @@ fn llm_generate_stage(dir: &std::path::Path) -> anyhow::Result<()> {
     c.llm.cache_dir = dir.join("llm/cache");
     c.llm.concurrency = 64;
     let t = Instant::now();
-    let built = gtb_ops::build(&gtb_ops::BuildRequest::new(c.clone()));
+    let built = gtb_build::build(&gtb_build::BuildRequest::new(c.clone()));
     let total = t.elapsed().as_secs_f64();
     server.kill().ok();
     server.wait().ok();

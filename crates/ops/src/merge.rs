@@ -6,7 +6,7 @@
 //! one build (same stage inputs but the slice), the same N, none missing, none given twice, and
 //! each slice's lines as their sha256 says.
 
-use super::build::{Publication, Shard, ShardFile, SplitSummary, publish};
+use crate::publish::{Publication, Shard, ShardFile, SplitSummary, publish};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
 use gtb_validate::report::Report;

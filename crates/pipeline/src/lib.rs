@@ -1,6 +1,6 @@
 //! Fingerprints, typed stage ids, why a stage reruns (`DirtyReason`) and the work folder; `dag`
 //! holds the `Stage` unit and the runner that orders stages (the build's list is in
-//! `gtb_ops::build`).
+//! `gtb_build`).
 //!
 //! Each stage has a fingerprint: a sorted map of its inputs (resolved config section, upstream
 //! fingerprints, hashes of raw files, code and prompt versions). Its artifact and the map are
@@ -89,7 +89,7 @@ pub fn describe_changes(changes: &[InputChange]) -> String {
 }
 
 /// A stage of a pipeline, named in code rather than by a string (the build's are
-/// `gtb_ops::build::BuildStage`). `name` is its file name in the work folder and its word in
+/// `gtb_build::BuildStage`). `name` is its file name in the work folder and its word in
 /// messages.
 pub trait StageId: Copy + Eq + Ord + fmt::Debug + 'static {
     fn name(self) -> &'static str;

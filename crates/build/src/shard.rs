@@ -5,55 +5,15 @@
 
 use super::BuildStage;
 use super::sample::SHARD_KEY;
-use super::split::{Artifacts, Published, Shard, Split};
-use super::write::ManifestBase;
+use super::split::{Artifacts, Published, Split};
+use super::write::manifest_base;
 use anyhow::{Context, Result};
 use gtb_core::digest;
+use gtb_ops::publish::ShardFile;
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::StageId;
 use gtb_pipeline::dag::{Decided, Stage};
-use gtb_validate::report::Report;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// `shard.json`: a slice of a build, as `gtb merge` reads it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ShardFile {
-    pub split: String,
-    pub shard: usize,
-    pub shards: usize,
-    /// the slots of the split this slice holds, [start, end)
-    pub slots: [usize; 2],
-    /// every stage's inputs but the slice: equal for all shards of one build
-    pub build: Fingerprint,
-    /// the slice's lines, beside this file
-    pub validated: String,
-    pub validated_sha256: String,
-    pub manifest: ManifestBase,
-    pub report: Report,
-    /// the LLM accounting of the shard's build (added by the generator after the run, as to
-    /// a manifest)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm: Option<serde_json::Value>,
-}
-
-impl ShardFile {
-    pub const NAME: &'static str = "shard.json";
-
-    /// The shard file in `dir` (a shard build's output folder, or a split's sub-folder of it).
-    pub fn read(dir: &Path) -> Result<ShardFile> {
-        let p = dir.join(Self::NAME);
-        let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-        serde_json::from_slice(&bytes).with_context(|| format!("reading {}", p.display()))
-    }
-
-    pub fn index(&self) -> Shard {
-        Shard {
-            index: self.shard,
-            count: self.shards,
-        }
-    }
-}
 
 pub(super) struct ShardSlice;
 
@@ -108,7 +68,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for ShardSlice {
             build: build_fingerprint(&art.decided),
             validated: "validated.jsonl".into(),
             validated_sha256: sha.clone(),
-            manifest: ManifestBase::of(ctx, &art.decided, counts),
+            manifest: manifest_base(ctx, &art.decided, counts),
             report,
             llm: None,
         };

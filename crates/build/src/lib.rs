@@ -1,9 +1,9 @@
 //! `gtb build`: the pipeline for one split (or several, leakage-free).
 //!
-//! The stages are units (`pipeline::dag::Stage`), one file each under `ops/build/`, listed in
-//! `stages()`; `pipeline::dag::Dag` plans them from fingerprints and runs them in order. This
-//! file only resolves the splits, hands each split's context to the runner and prints what the
-//! runner reports as it happens.
+//! The stages are units (`gtb_pipeline::dag::Stage`), one file each here, listed in
+//! `stages()`; `gtb_pipeline::dag::Dag` decides them from fingerprints and runs them in order.
+//! This file only resolves the splits, hands each split's context to the runner and prints what
+//! the runner reports as it happens. Publishing (shared with `gtb merge`) is `gtb_ops::publish`.
 //!
 //! Tasks stream through generate and validate in chunks, and the written file is assembled
 //! from release-format lines, so a 100,000-task split never holds its tasks as structs at once.
@@ -22,15 +22,31 @@ use anyhow::{Result, bail};
 use gtb_core::config::Config;
 use gtb_core::task::Task;
 use gtb_generate::{PreferenceGenerator, offline::OfflineGenerator};
+use gtb_ops::publish::ShardFile;
+pub use gtb_ops::publish::{Shard, SplitSummary};
 use gtb_pipeline::dag::{Dag, Event, Stage};
 use gtb_pipeline::{Freshness, StageId};
 use gtb_resources::{CityId, Resources};
 use indicatif::{ProgressBar, ProgressStyle};
-pub(crate) use shard::ShardFile;
-pub use split::Shard;
 use split::{Artifacts, Split, SplitPaths};
 use std::path::PathBuf;
-pub(crate) use write::{Publication, publish};
+
+/// Version of the code that shapes outputs; part of every stage fingerprint and manifest. It
+/// is digested here (build.rs), in the crate that fingerprints stages, so that an edit
+/// recompiles the edited crate and its dependants only.
+pub const CODE_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+src.",
+    env!("GTB_SOURCE_DIGEST")
+);
+
+/// `gtb sample`: skeletons only.
+pub fn sample(cfg: &Config) -> Result<Vec<gtb_core::task::Skeleton>> {
+    gtb_core::config::check_process_tasks("run.n (--n)", cfg.run.n, 1)?;
+    let res = gtb_ops::load_resources(cfg)?;
+    let s = gtb_sample::Sampler::new(cfg, &res, cfg.run.n)?;
+    Ok(s.sample())
+}
 
 /// A validated run req: the resolved config plus what to do.
 #[derive(Debug, Clone)]
@@ -89,17 +105,6 @@ impl BuildRequest {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct SplitSummary {
-    pub name: String,
-    pub tasks: usize,
-    pub path: PathBuf,
-    pub sha256: String,
-    pub dropped: usize,
-    /// the slice a `--shard` build made (its `path` is the slice's validated lines)
-    pub shard: Option<Shard>,
-}
-
 /// The stages of a build, named in code (`BuildStage::Sample`), with their file names in the
 /// work folder (`sample.jsonl`, `sample.fingerprint.json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -156,7 +161,7 @@ impl BuildSummary {
 type BuildStep<'a> = dyn Stage<Split<'a>, Artifacts, BuildStage> + 'a;
 
 /// The build's stages in execution order. A new stage is a `Stage` implementation in its own
-/// file under `ops/build/`, added here; its upstream stages must come before it. A shard ends
+/// file in this crate, added here; its upstream stages must come before it. A shard ends
 /// with its slice (`shard`) instead of the published split (`write`, after `gtb merge`).
 fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a BuildStep<'a>> {
     let last: &'a BuildStep<'a> = if sharded {
@@ -182,7 +187,7 @@ fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a BuildStep<'a>> {
 pub fn build(req: &BuildRequest) -> Result<BuildSummary> {
     let cfg = &req.cfg;
     req.validate()?;
-    let res = super::load_resources(cfg)?;
+    let res = gtb_ops::load_resources(cfg)?;
     if cfg.run.generator != "openai" {
         let generator = OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
         return build_with(req, &res, &generator);
@@ -309,11 +314,11 @@ fn introduce_neighbours(ctxs: &mut [Split]) -> Result<()> {
 
 /// Lock the output, work and reports folders, then remove the temp files that runs which died
 /// left in them.
-fn lock_run_folders(req: &BuildRequest) -> Result<super::lock::FolderLock> {
+fn lock_run_folders(req: &BuildRequest) -> Result<gtb_ops::lock::FolderLock> {
     let r = &req.cfg.run;
     let dirs = [r.out.as_path(), r.work_dir.as_path(), r.reports.as_path()];
-    let held = super::lock::lock_folders(&dirs, req.wait)?;
-    let removed = super::lock::remove_stale_temps(&dirs)?;
+    let held = gtb_ops::lock::lock_folders(&dirs, req.wait)?;
+    let removed = gtb_ops::lock::remove_stale_temps(&dirs)?;
     if req.verbose && !removed.is_empty() {
         eprintln!(
             "removed {} temp file(s) left by runs that died: {}",
@@ -384,16 +389,6 @@ fn print_event(split: &str, e: &Event<BuildStage>) {
         },
         Event::Finished(d, t) => line(d.stage, format!("done ({:.1} s)", t.as_secs_f64())),
         Event::Failed(d, t) => line(d.stage, format!("failed ({:.1} s)", t.as_secs_f64())),
-    }
-}
-
-/// Test hook for crash safety: `GTB_CRASH_AT=<point>` aborts the process at that point, as a
-/// kill -9 would (no destructor runs, nothing is cleaned up). The points: `generate:chunk-written`,
-/// `write:unpublished`, `write:task-file-half-written`, `write:tasks-in-place`,
-/// `write:reports-written`.
-fn crash_point(point: &str) {
-    if std::env::var_os("GTB_CRASH_AT").is_some_and(|p| p == point) {
-        std::process::abort();
     }
 }
 

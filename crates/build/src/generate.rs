@@ -60,7 +60,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Generate {
                     w.write_all(b"\n")?;
                 }
                 pb.inc(chunk.len() as u64);
-                super::crash_point("generate:chunk-written");
+                gtb_ops::publish::crash_point("generate:chunk-written");
             }
             Ok(())
         })?;

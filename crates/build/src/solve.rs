@@ -8,9 +8,9 @@
 use super::BuildStage;
 use super::split::{Artifacts, Split};
 use crate::CODE_VERSION;
-use crate::solve::{Figures, plans_bytes, read_tasks, solve_tasks};
 use anyhow::{Result, bail};
 use gtb_core::digest;
+use gtb_ops::solve::{Figures, plans_bytes, read_tasks, solve_tasks};
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
 use serde_json::json;
