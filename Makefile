@@ -8,7 +8,10 @@ empty :=
 space := $(empty) $(empty)
 OUT ?= $(if $(SEED)$(N),output/$(subst $(space),-,$(strip $(if $(SEED),seed-$(SEED)) $(if $(N),n-$(N)))))
 ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) $(if $(OUT),--out $(OUT))
-GTB := target/release/gtb
+# the binary cargo built, wherever its target folder is (CARGO_TARGET_DIR, a .cargo/config.toml
+# target-dir): cargo says where (evaluated when a recipe needs it)
+TARGET_DIR = $(shell cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+GTB = $(TARGET_DIR)/release/gtb
 
 .PHONY: dataset build test bench clusters raw-data install
 

@@ -8,6 +8,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod architecture;
 mod audit;
 mod build_pipeline;
 mod cli_snapshots;
