@@ -3,6 +3,8 @@
 # cgroups), for trying deploy/slurm/ on one machine (a developer's box, CI).
 #
 #   scripts/engines/slurm.sh install      # Debian's slurmctld slurmd slurm-client munge (apt)
+#   scripts/engines/slurm.sh prepare      # install, then print GTB_SLURM_ENGINE=<this script>
+#                                         # (scripts/engine-test.sh reads it; tests/it/slurm_e2e.rs)
 #   scripts/engines/slurm.sh start DIR    # config, munge key, state in DIR; munged, slurmctld,
 #                                         # slurmd started; waits until the node is idle; prints
 #                                         #   export SLURM_CONF=DIR/slurm.conf
@@ -289,8 +291,21 @@ cmd_status() {
     squeue || true
 }
 
+# For scripts/engine-test.sh: what the engine test needs, as NAME=VALUE lines.
+cmd_prepare() {
+    local out rc=0
+    out=$(cmd_install) || rc=$?
+    if ((rc != 0)); then
+        echo "$out"
+        exit "$rc"
+    fi
+    echo "$out" >&2
+    echo "GTB_SLURM_ENGINE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+}
+
 case ${1:-} in
 install) cmd_install ;;
+prepare) cmd_prepare ;;
 start) shift; cmd_start "$@" ;;
 stop) shift; cmd_stop "$@" ;;
 status) shift; cmd_status "$@" ;;

@@ -27,6 +27,7 @@ mod raw_data;
 mod robustness;
 mod sample_distribution;
 mod shards;
+mod slurm_e2e;
 mod store_build;
 mod store_chinatravel;
 mod store_osm;

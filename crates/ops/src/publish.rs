@@ -301,12 +301,24 @@ impl ShardFile {
     }
 }
 
-/// Test hook for crash safety: `GTB_CRASH_AT=<point>` aborts the process at that point, as a
-/// kill -9 would (no destructor runs, nothing is cleaned up). The points: `generate:chunk-written`,
-/// `write:unpublished`, `write:task-file-half-written`, `write:tasks-in-place`,
-/// `write:reports-written`.
+/// Test hooks at named points of a build: `generate:chunk-written`, `write:unpublished`,
+/// `write:task-file-half-written`, `write:tasks-in-place`, `write:reports-written`.
+///
+/// * `GTB_CRASH_AT=<point>` aborts the process there, as a kill -9 would (no destructor runs,
+///   nothing is cleaned up): the crash tests.
+/// * `GTB_HANG_AT=<point>` stops there as a hung node would: it creates the file
+///   `$GTB_HANG_MARK` (when set) and sleeps until it is killed: the Slurm test cancels such a
+///   shard mid-run, then resumes it.
 pub fn crash_point(point: &str) {
     if std::env::var_os("GTB_CRASH_AT").is_some_and(|p| p == point) {
         std::process::abort();
+    }
+    if std::env::var_os("GTB_HANG_AT").is_some_and(|p| p == point) {
+        if let Some(mark) = std::env::var_os("GTB_HANG_MARK") {
+            std::fs::write(mark, point).ok();
+        }
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
 }
