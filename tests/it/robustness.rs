@@ -190,11 +190,11 @@ fn issue13_03_unbounded_arguments_are_refused_with_clear_errors() {
         ),
         (
             &["build", "--n", "18446744073709551615"],
-            "run.n (--n) is 18446744073709551615: a plan has at most 10000000 tasks",
+            "run.n (--n) is 18446744073709551615: a build has at most 10000000 tasks",
         ),
         (
             &["build", "--n", "100000000"],
-            "run.n (--n) is 100000000: a plan has at most 10000000 tasks",
+            "run.n (--n) is 100000000: a build has at most 10000000 tasks",
         ),
         (
             &["build", "--n", "2000000"],
@@ -215,7 +215,7 @@ fn issue13_03_unbounded_arguments_are_refused_with_clear_errors() {
     ];
     for (args, message) in cases {
         let o = gtb().args(args).arg("--out").arg(&out).output().unwrap();
-        // 1: refused by the plan, 2: by the argument parser; never a panic (101)
+        // 1: refused by the settings check, 2: by the argument parser; never a panic (101)
         assert!(
             matches!(o.status.code(), Some(1 | 2)),
             "{args:?}: {}",

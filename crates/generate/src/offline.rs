@@ -15,9 +15,9 @@ use gtb_core::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Preference,
 };
+use gtb_plan::day::{LegPlace, fits_travel_day};
 use gtb_resources::archetypes::Pace;
 use gtb_resources::{CityId, FoodKind, Profile, Resources, Strategy, parents, vocab};
-use gtb_solve::model::{LegPlace, fits_travel_day};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -1114,9 +1114,10 @@ fn inject_conflicts(
 }
 
 /// The cheapest trip per person a group can share: per leg a served mode no firm member
-/// rejects that fits into its travel day (`solve::model`), each firm member with a transport must list travelling by one of its modes at least
-/// once, the cheapest hotel of each night (every city one night, the spare ones in the
-/// cheapest), and two meals a day at the cheapest food; `None` when no such trip exists.
+/// rejects that fits into its travel day (`plan::day`), each firm member with a transport must
+/// list travelling by one of its modes at least once, the cheapest hotel of each night (every
+/// city one night, the spare ones in the cheapest), and two meals a day at the cheapest food;
+/// `None` when no such trip exists.
 fn cheapest_trip(ctx: &TaskContext, tables: &[(String, Preference)]) -> Option<u32> {
     let res = ctx.res;
     let firm: Vec<&GlobalConstraints> = tables

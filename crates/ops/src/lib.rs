@@ -1,24 +1,17 @@
-//! The operations behind every command. The CLI only parses arguments into a `BuildPlan`
-//! (or the options of the smaller commands) and calls these; tests call them directly.
+//! The operations behind the commands besides `gtb build` (which is `gtb_build`, above this
+//! crate): audit, export, merge, solve and score, import, clusters, transport, validate, and
+//! publishing a split (`publish`), which builds and merges share. Tests call them directly.
 
 pub mod audit;
-pub mod build;
 pub mod export;
 pub mod lock;
 pub mod merge;
 pub mod official;
+pub mod plans;
+pub mod publish;
 pub mod score;
 pub mod sinks;
 pub mod solve;
-
-pub use build::{BuildPlan, BuildSummary, build};
-
-/// Version of the code that shapes outputs; part of every stage fingerprint (build.rs).
-pub const CODE_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    "+src.",
-    env!("GTB_SOURCE_DIGEST")
-);
 
 use anyhow::Result;
 use gtb_core::config::Config;
@@ -81,14 +74,6 @@ pub fn transport(cfg: &Config, out: &std::path::Path) -> Result<usize> {
     let rows = gtb_network::model(&inputs);
     gtb_core::digest::write_atomic(out, gtb_network::to_csv(&inputs, &rows).as_bytes())?;
     Ok(rows.len())
-}
-
-/// `gtb sample`: skeletons only.
-pub fn sample(cfg: &Config) -> Result<Vec<gtb_core::task::Skeleton>> {
-    gtb_core::config::check_process_tasks("run.n (--n)", cfg.run.n, 1)?;
-    let res = load_resources(cfg)?;
-    let s = gtb_sample::Sampler::new(cfg, &res, cfg.run.n)?;
-    Ok(s.sample())
 }
 
 /// `gtb validate FILE` (`-`: standard input): every check on each task, and the file's own

@@ -6,6 +6,7 @@
 //! group travels) or a city block (`city` + `activities`). Key order follows the prompt's
 //! example, so that a plan serialised with `pyjson` reads like an agent's.
 
+pub mod day;
 pub mod standin;
 
 use serde::{Deserialize, Serialize};

@@ -527,11 +527,126 @@ fn transfer_columns(r: &table::Row) -> Result<(u32, Vec<String>), InputError> {
     Ok((transfers, via))
 }
 
-/// Load every resource from the configured paths.
+/// Load every resource from the configured paths: each table is read and checked by its own
+/// reader below, then indexed.
 pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let mut files: Vec<PathBuf> = Vec::new();
-    // cities
-    let cities = read_csv(&paths.cities, |r| {
+    let cities = load_cities(&paths.cities)?;
+    files.push(paths.cities.clone());
+    let city_index: HashMap<String, CityId> =
+        unique_index(&cities, |c| &c.name, &paths.cities, "name", "city")?
+            .into_iter()
+            .map(|(name, i)| (name, i as CityId))
+            .collect();
+    let attractions = load_attractions(paths, &cities, &city_index, &mut files)?;
+    let aliases = if input::exists(&paths.aliases) {
+        files.push(paths.aliases.clone());
+        aliases::load(&paths.aliases, &city_index, &attractions)?
+    } else {
+        vec![Vec::new(); cities.len()]
+    };
+    let mut empty_files: Vec<PathBuf> = Vec::new();
+    let food = without_repeats(
+        per_city_tables(
+            &paths.food,
+            &city_index,
+            &mut files,
+            &mut empty_files,
+            food_row,
+        )?,
+        |f| (f.kind == FoodKind::Restaurant).then_some(&f.name),
+    )?;
+    let (hotels, named_hotels) = split_hotels(without_repeats(
+        per_city_tables(
+            &paths.hotels,
+            &city_index,
+            &mut files,
+            &mut empty_files,
+            hotel_row,
+        )?,
+        |h| match h {
+            HotelRow::Named(n) => Some(&n.name),
+            HotelRow::Band(_) => None,
+        },
+    )?);
+    check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
+    let transport = load_transport(&paths.transport, &city_index)?;
+    files.push(paths.transport.clone());
+    let profiles = load_profiles(&paths.profiles)?;
+    files.push(paths.profiles.clone());
+    let profile_index = unique_index(&profiles, |p| &p.id, &paths.profiles, "id", "profile id")?;
+    let archetypes = archetypes::load(&paths.archetypes)?;
+    files.push(paths.archetypes.clone());
+    let mut res = Resources {
+        cities,
+        city_index,
+        attractions,
+        aliases,
+        food,
+        hotels,
+        named_hotels,
+        transport,
+        profiles,
+        profile_index,
+        archetypes,
+        clusters: Vec::new(),
+        input_digests: Vec::new(),
+        named_restaurants: 0.0,
+        store: None,
+        name_index: Vec::new(),
+    };
+    if input::exists(&paths.clusters) {
+        res.clusters = cluster_table::load(&paths.clusters, &res)?;
+        files.push(paths.clusters.clone());
+    }
+    res.input_digests = input_digests(files)?;
+    res.index_names();
+    Ok(res)
+}
+
+/// Position by key, refusing a key given twice (the row of the second names it).
+fn unique_index<T>(
+    rows: &[T],
+    key: impl Fn(&T) -> &String,
+    file: &Path,
+    field: &str,
+    what: &str,
+) -> Result<HashMap<String, usize>, InputError> {
+    let mut index = HashMap::with_capacity_and_hasher(rows.len(), Default::default());
+    for (i, row) in rows.iter().enumerate() {
+        if index.insert(key(row).clone(), i).is_some() {
+            return Err(InputError {
+                file: file.to_path_buf(),
+                line: i as u64 + 2,
+                field: field.into(),
+                message: format!("duplicate {what} {:?}", key(row)),
+            });
+        }
+    }
+    Ok(index)
+}
+
+/// blake3 of every input file, by path, sorted: the prepare stage's fingerprint.
+fn input_digests(files: Vec<PathBuf>) -> Result<Vec<(String, String)>, InputError> {
+    let mut digests = Vec::with_capacity(files.len());
+    for f in files {
+        let d = input::read(&f)
+            .map(|b| digest::digest_bytes(&b))
+            .map_err(|e| InputError {
+                file: f.clone(),
+                line: 0,
+                field: String::new(),
+                message: format!("cannot read: {e}"),
+            })?;
+        digests.push((rel(&f), d));
+    }
+    digests.sort();
+    Ok(digests)
+}
+
+/// `cities.csv`.
+fn load_cities(path: &Path) -> Result<Vec<City>, InputError> {
+    let cities = read_csv(path, |r| {
         let tier: u8 = r.number_in("tier", 1..=3)?;
         let flag = |f: &str| -> Result<bool, InputError> {
             match r.str(f)? {
@@ -555,52 +670,176 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         })
     })?;
     if cities.is_empty() {
-        return Err(table::no_rows(&paths.cities, "every task needs its cities"));
+        return Err(table::no_rows(path, "every task needs its cities"));
     }
-    files.push(paths.cities.clone());
-    let mut city_index = HashMap::default();
-    for (i, c) in cities.iter().enumerate() {
-        if city_index.insert(c.name.clone(), i as CityId).is_some() {
-            return Err(InputError {
-                file: paths.cities.clone(),
-                line: i as u64 + 2,
-                field: "name".into(),
-                message: format!("duplicate city {:?}", c.name),
-            });
+    Ok(cities)
+}
+
+/// A folder of region files of one table, rows gathered per city; a file without rows is
+/// noted in `empty_files` (the destination check names the cities it leaves bare).
+fn per_city_tables<T>(
+    folder: &Path,
+    city_index: &HashMap<String, CityId>,
+    files: &mut Vec<PathBuf>,
+    empty_files: &mut Vec<PathBuf>,
+    row: impl Fn(&table::Row, CityId) -> Result<T, InputError>,
+) -> Result<Vec<Vec<T>>, InputError> {
+    let mut per_city: Vec<Vec<T>> = (0..city_index.len()).map(|_| Vec::new()).collect();
+    for file in csv_files(folder)? {
+        let rows = read_csv(&file, |r| {
+            let city = check_city(r, city_index)?;
+            Ok((city, row(r, city)?))
+        })?;
+        if rows.is_empty() {
+            empty_files.push(file.clone());
         }
+        for (city, t) in rows {
+            per_city[city as usize].push(t);
+        }
+        files.push(file);
     }
-    let n = cities.len();
+    Ok(per_city)
+}
 
-    // attractions
-    let attractions = load_attractions(paths, &cities, &city_index, &mut files)?;
-    let aliases = if input::exists(&paths.aliases) {
-        files.push(paths.aliases.clone());
-        aliases::load(&paths.aliases, &city_index, &attractions)?
-    } else {
-        vec![Vec::new(); n]
+/// A row of `food/<region>.csv` or `food/named_<region>.csv`, with the error to give should
+/// it repeat a restaurant of its city.
+fn food_row(r: &table::Row, city: CityId) -> Result<(Food, InputError), InputError> {
+    let kind = match r.str("kind")? {
+        "cuisine" => FoodKind::Cuisine,
+        "dish" => FoodKind::Dish,
+        "restaurant" => FoodKind::Restaurant,
+        other => {
+            return Err(r.err(
+                "kind",
+                format!("must be cuisine, dish or restaurant, got {other:?}"),
+            ));
+        }
     };
+    let category = r.text("category")?;
+    if !vocab::is_food_category(&category) {
+        return Err(r.err(
+            "category",
+            format!("{category:?} is not in the food vocabulary"),
+        ));
+    }
+    basis(r)?;
+    let name = r.text("name")?;
+    let repeat = r.err("name", format!("{name:?} is listed twice in its city"));
+    let f = Food {
+        city,
+        name,
+        kind,
+        category,
+        price: r.parse("price")?,
+    };
+    Ok((f, repeat))
+}
 
-    // food and hotels
-    let mut empty_files: Vec<PathBuf> = Vec::new();
-    let food = load_food(paths, &city_index, &mut files, &mut empty_files)?;
-    let (hotels, named_hotels) = load_hotels(paths, &city_index, &mut files, &mut empty_files)?;
-    check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
+/// A named venue's `basis` (where its name is confirmed), required and non-empty when the
+/// table has the column: reviewers check every named row against it.
+fn basis(r: &table::Row) -> Result<(), InputError> {
+    match r.optional("basis") {
+        Some("") => Err(r.err("basis", "empty: say where the name is confirmed")),
+        _ => Ok(()),
+    }
+}
 
-    // transport
-    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::default();
-    let rows = read_csv(&paths.transport, |r| {
-        let from = city_index.get(r.str("from")?).copied().ok_or_else(|| {
-            r.err(
-                "from",
-                format!("unknown city {:?}", r.str("from").unwrap_or("")),
-            )
-        })?;
-        let to = city_index.get(r.str("to")?).copied().ok_or_else(|| {
-            r.err(
-                "to",
-                format!("unknown city {:?}", r.str("to").unwrap_or("")),
-            )
-        })?;
+/// A row of the hotels folder: a price band, or (in a table with a `name` column) a named
+/// hotel.
+enum HotelRow {
+    Band(HotelBand),
+    Named(NamedHotel),
+}
+
+/// The bands and the named hotels of the hotels folder, per city.
+type HotelTables = (Vec<Vec<HotelBand>>, Vec<Vec<NamedHotel>>);
+
+fn split_hotels(rows: Vec<Vec<HotelRow>>) -> HotelTables {
+    rows.into_iter()
+        .map(|city| {
+            let (mut bands, mut named) = (Vec::new(), Vec::new());
+            for row in city {
+                match row {
+                    HotelRow::Band(b) => bands.push(b),
+                    HotelRow::Named(h) => named.push(h),
+                }
+            }
+            (bands, named)
+        })
+        .unzip()
+}
+
+/// Per city, no named venue twice (the release's POI table keeps one entry per name and
+/// city): the error of the repeating row (its file and line), else the rows.
+fn without_repeats<T>(
+    rows: Vec<Vec<(T, InputError)>>,
+    name: impl Fn(&T) -> Option<&String>,
+) -> Result<Vec<Vec<T>>, InputError> {
+    rows.into_iter()
+        .map(|city| {
+            let mut seen: Vec<&String> = Vec::new();
+            for (row, repeat) in &city {
+                if let Some(n) = name(row) {
+                    if seen.contains(&n) {
+                        return Err(repeat.clone());
+                    }
+                    seen.push(n);
+                }
+            }
+            Ok(city.into_iter().map(|(row, _)| row).collect())
+        })
+        .collect()
+}
+
+/// A row of `hotels/<region>.csv` (a band) or `hotels/named_<region>.csv` (a named hotel),
+/// with the error to give should it repeat a hotel of its city.
+fn hotel_row(r: &table::Row, city: CityId) -> Result<(HotelRow, InputError), InputError> {
+    let category = r.text("category")?;
+    if !vocab::is_hotel_category(&category) {
+        return Err(r.err(
+            "category",
+            format!("{category:?} is not one of the 13 hotel categories"),
+        ));
+    }
+    if r.has("name") {
+        basis(r)?;
+        let name = r.text("name")?;
+        let repeat = r.err("name", format!("{name:?} is listed twice in its city"));
+        let h = NamedHotel {
+            city,
+            name,
+            category,
+            price: r.number_in("price", 1..=100_000)?,
+        };
+        return Ok((HotelRow::Named(h), repeat));
+    }
+    let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
+    if lo > hi {
+        return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
+    }
+    let band = HotelBand {
+        city,
+        category,
+        price_low: lo,
+        price_high: hi,
+    };
+    Ok((HotelRow::Band(band), r.err("", "")))
+}
+
+/// `transport.csv`: the options of every ordered city pair.
+fn load_transport(
+    path: &Path,
+    city_index: &HashMap<String, CityId>,
+) -> Result<HashMap<(CityId, CityId), Vec<TransportOption>>, InputError> {
+    let city = |r: &table::Row, field: &str| -> Result<CityId, InputError> {
+        let name = r.str(field)?;
+        city_index
+            .get(name)
+            .copied()
+            .ok_or_else(|| r.err(field, format!("unknown city {name:?}")))
+    };
+    let rows = read_csv(path, |r| {
+        let (from, to) = (city(r, "from")?, city(r, "to")?);
         let mode_s = r.str("mode")?;
         let mode = vocab::TRANSPORT_MODES
             .iter()
@@ -613,31 +852,29 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 )
             })?;
         let (transfers, via) = transfer_columns(r)?;
-        Ok((
-            (from, to),
-            TransportOption {
-                mode,
-                minutes: r.parse("minutes")?,
-                fare: r.parse("fare")?,
-                distance_km: r.parse("distance_km")?,
-                transfers,
-                via,
-            },
-        ))
+        let option = TransportOption {
+            mode,
+            minutes: r.parse("minutes")?,
+            fare: r.parse("fare")?,
+            distance_km: r.parse("distance_km")?,
+            transfers,
+            via,
+        };
+        Ok(((from, to), option))
     })?;
     if rows.is_empty() {
-        return Err(table::no_rows(
-            &paths.transport,
-            "every trip needs intercity transport",
-        ));
+        return Err(table::no_rows(path, "every trip needs intercity transport"));
     }
+    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::default();
     for (k, v) in rows {
         transport.entry(k).or_default().push(v);
     }
-    files.push(paths.transport.clone());
+    Ok(transport)
+}
 
-    // profiles
-    let profiles = read_csv(&paths.profiles, |r| {
+/// `profiles.csv`.
+fn load_profiles(path: &Path) -> Result<Vec<Profile>, InputError> {
+    let profiles = read_csv(path, |r| {
         let one_of = |field: &str, allowed: &[&str]| -> Result<String, InputError> {
             let v = r.text(field)?;
             if !allowed.contains(&v.as_str()) {
@@ -659,194 +896,11 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     })?;
     if profiles.is_empty() {
         return Err(table::no_rows(
-            &paths.profiles,
+            path,
             "every member is drawn from the profiles",
         ));
     }
-    files.push(paths.profiles.clone());
-
-    let archetypes = archetypes::load(&paths.archetypes)?;
-    files.push(paths.archetypes.clone());
-
-    let mut profile_index = HashMap::with_capacity_and_hasher(profiles.len(), Default::default());
-    for (i, p) in profiles.iter().enumerate() {
-        if profile_index.insert(p.id.clone(), i).is_some() {
-            return Err(InputError {
-                file: paths.profiles.clone(),
-                line: i as u64 + 2,
-                field: "id".into(),
-                message: format!("duplicate profile id {:?}", p.id),
-            });
-        }
-    }
-    let mut res = Resources {
-        cities,
-        city_index,
-        attractions,
-        aliases,
-        food,
-        hotels,
-        named_hotels,
-        transport,
-        profiles,
-        profile_index,
-        archetypes,
-        clusters: Vec::new(),
-        input_digests: Vec::new(),
-        named_restaurants: 0.0,
-        store: None,
-        name_index: Vec::new(),
-    };
-    if input::exists(&paths.clusters) {
-        res.clusters = cluster_table::load(&paths.clusters, &res)?;
-        files.push(paths.clusters.clone());
-    }
-    let mut digests = Vec::new();
-    for f in files {
-        let d = input::read(&f)
-            .map(|b| digest::digest_bytes(&b))
-            .map_err(|e| InputError {
-                file: f.clone(),
-                line: 0,
-                field: String::new(),
-                message: format!("cannot read: {e}"),
-            })?;
-        digests.push((rel(&f), d));
-    }
-    digests.sort();
-    res.input_digests = digests;
-    res.index_names();
-    Ok(res)
-}
-
-/// A named venue's `basis` (where its name is confirmed), required and non-empty when the
-/// table has the column: reviewers check every named row against it.
-fn basis(r: &table::Row) -> Result<(), InputError> {
-    match r.optional("basis") {
-        Some("") => Err(r.err("basis", "empty: say where the name is confirmed")),
-        _ => Ok(()),
-    }
-}
-
-/// The food tables (cuisines, dishes, named restaurants), per city in file order.
-fn load_food(
-    paths: &Paths,
-    city_index: &HashMap<String, CityId>,
-    files: &mut Vec<PathBuf>,
-    empty_files: &mut Vec<PathBuf>,
-) -> Result<Vec<Vec<Food>>, InputError> {
-    let mut food: Vec<Vec<Food>> = vec![Vec::new(); city_index.len()];
-    for file in csv_files(&paths.food)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, city_index)?;
-            let kind = match r.str("kind")? {
-                "cuisine" => FoodKind::Cuisine,
-                "dish" => FoodKind::Dish,
-                "restaurant" => FoodKind::Restaurant,
-                other => {
-                    return Err(r.err(
-                        "kind",
-                        format!("must be cuisine, dish or restaurant, got {other:?}"),
-                    ));
-                }
-            };
-            let category = r.text("category")?;
-            if !vocab::is_food_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not in the food vocabulary"),
-                ));
-            }
-            basis(r)?;
-            let f = Food {
-                city,
-                name: r.text("name")?,
-                kind,
-                category,
-                price: r.parse("price")?,
-            };
-            let known = &food[city as usize];
-            if kind == FoodKind::Restaurant
-                && known
-                    .iter()
-                    .any(|k| k.kind == FoodKind::Restaurant && k.name == f.name)
-            {
-                return Err(r.err(
-                    "name",
-                    format!("restaurant {:?} is listed twice in its city", f.name),
-                ));
-            }
-            food[city as usize].push(f);
-            Ok(())
-        })?;
-        if rows.is_empty() {
-            empty_files.push(file.clone());
-        }
-        files.push(file);
-    }
-    Ok(food)
-}
-
-/// The hotel tables: price bands per category, and named hotels (tables with a `name`
-/// column), per city in file order.
-fn load_hotels(
-    paths: &Paths,
-    city_index: &HashMap<String, CityId>,
-    files: &mut Vec<PathBuf>,
-    empty_files: &mut Vec<PathBuf>,
-) -> Result<(Vec<Vec<HotelBand>>, Vec<Vec<NamedHotel>>), InputError> {
-    let n = city_index.len();
-    let mut bands: Vec<Vec<HotelBand>> = vec![Vec::new(); n];
-    let mut named: Vec<Vec<NamedHotel>> = vec![Vec::new(); n];
-    for file in csv_files(&paths.hotels)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, city_index)?;
-            let category = r.text("category")?;
-            if !vocab::is_hotel_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not one of the 13 hotel categories"),
-                ));
-            }
-            if r.has("name") {
-                basis(r)?;
-                let name = r.text("name")?;
-                if named[city as usize].iter().any(|h| h.name == name) {
-                    return Err(r.err(
-                        "name",
-                        format!("hotel {name:?} is listed twice in its city"),
-                    ));
-                }
-                let h = NamedHotel {
-                    city,
-                    name,
-                    category,
-                    price: r.number_in("price", 1..=100_000)?,
-                };
-                // a named hotel is kept here; the row yields no band
-                named[city as usize].push(h);
-                return Ok(None);
-            }
-            let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
-            if lo > hi {
-                return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
-            }
-            Ok(Some(HotelBand {
-                city,
-                category,
-                price_low: lo,
-                price_high: hi,
-            }))
-        })?;
-        if rows.is_empty() {
-            empty_files.push(file.clone());
-        }
-        for h in rows.into_iter().flatten() {
-            bands[h.city as usize].push(h);
-        }
-        files.push(file);
-    }
-    Ok((bands, named))
+    Ok(profiles)
 }
 
 /// The attraction tables, per city sorted by popularity (desc) then name, parent links

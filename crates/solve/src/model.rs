@@ -1,28 +1,16 @@
 //! The time model of a witness plan. Every figure here is MODELLED (documented in
 //! docs/PLANS.md), not taken from timetables: how long a visit lasts, how long a transfer
 //! takes, when meals are eaten, when the group leaves and arrives. Times are minutes after
-//! midnight on a 5-minute grid.
+//! midnight on a 5-minute grid. The travel day (when trips leave and arrive, terminal access)
+//! is `plan::day`, which the validator's stage-4 rule and the generator read too.
 
 use gtb_resources::Resources;
 
-/// Leave the hotel on an ordinary day.
-pub const DAY_START: u32 = 8 * 60 + 30;
-/// Leave the hotel on a morning that moves on to the next city.
-pub const TRAVEL_DAY_START: u32 = 8 * 60;
-/// The outbound trip leaves the departure city at this time when it can arrive by
-/// `LATEST_ARRIVAL`, else earlier, but not before `EARLIEST_DEPARTURE`.
-pub const FIRST_DEPARTURE: u32 = 8 * 60;
-pub const EARLIEST_DEPARTURE: u32 = 6 * 60 + 30;
-/// An intercity trip into a destination arrives by then (there is still a hotel to reach).
-pub const LATEST_ARRIVAL: u32 = 22 * 60;
-/// The return trip leaves by then, and is home by `RETURN_ARRIVAL_LATEST` (same day).
-pub const LAST_DEPARTURE: u32 = 18 * 60 + 30;
-pub const RETURN_ARRIVAL_LATEST: u32 = 23 * 60 + 30;
-/// Check-in at the hotel happens by then; check-out (the hotel's `end_time`) is at 08:00.
-pub const HOTEL_CHECKIN_LATEST: u32 = 22 * 60 + 30;
-pub const HOTEL_CHECKOUT: u32 = 8 * 60;
-/// No sightseeing after this time, whatever the opening hours say.
-pub const SIGHT_LATEST_END: u32 = 21 * 60 + 30;
+pub use gtb_plan::day::{
+    DAY_START, EARLIEST_DEPARTURE, FIRST_DEPARTURE, HOTEL_CHECKIN_LATEST, HOTEL_CHECKOUT,
+    LAST_DEPARTURE, LATEST_ARRIVAL, LegPlace, RETURN_ARRIVAL_LATEST, SIGHT_LATEST_END,
+    TRAVEL_DAY_START, access, fits_travel_day, up5,
+};
 
 /// A meal: earliest start, latest start, duration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -96,64 +84,8 @@ pub fn visit_minutes(category: &str) -> u32 {
 /// A brief visit, for a sight that does not fit its full time.
 pub const BRIEF_VISIT: u32 = 60;
 
-/// Per intercity mode: minutes from the city centre to the station / airport / car, and how
-/// early the group is there before departure.
-pub fn access(mode: &str) -> (u32, u32) {
-    match mode {
-        "飞机" => (45, 60),
-        "高铁" => (30, 20),
-        "火车" => (30, 30),
-        // self-drive: the walk to the car (parked near wherever the group is)
-        _ => (10, 0),
-    }
-}
-
-/// Where a leg lies in a trip: it sets the window of its travel day.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LegPlace {
-    /// from the departure city to the first destination
-    Outbound,
-    /// from one destination to the next (a morning that moves on)
-    Between,
-    /// back to the departure city on the last day
-    Return,
-}
-
-impl LegPlace {
-    /// The place of leg `leg` of `legs` (a trip has at least two).
-    pub fn of(leg: usize, legs: usize) -> LegPlace {
-        if leg == 0 {
-            LegPlace::Outbound
-        } else if leg + 1 < legs {
-            LegPlace::Between
-        } else {
-            LegPlace::Return
-        }
-    }
-}
-
-/// Whether a trip of `minutes` by `mode` fits into its travel day: the outbound trip leaves
-/// from `EARLIEST_DEPARTURE` and a move from the morning's start, both arriving by
-/// `LATEST_ARRIVAL`; the return leaves after the last morning's start and is home by
-/// `RETURN_ARRIVAL_LATEST`. The release's format cannot hold a longer one (every night but the
-/// last ends at a hotel).
-pub fn fits_travel_day(mode: &str, minutes: u32, place: LegPlace) -> bool {
-    let (acc, buffer) = access(mode);
-    let (earliest, latest) = match place {
-        LegPlace::Outbound => (EARLIEST_DEPARTURE, LATEST_ARRIVAL),
-        LegPlace::Between => (up5(TRAVEL_DAY_START + acc + buffer), LATEST_ARRIVAL),
-        LegPlace::Return => (up5(DAY_START + acc + buffer), RETURN_ARRIVAL_LATEST),
-    };
-    earliest + minutes <= latest
-}
-
 /// Geodesic km (WGS-84 ellipsoid).
 pub use gtb_resources::geodesy::distance_km as km;
-
-/// Up to the next multiple of 5.
-pub fn up5(m: u32) -> u32 {
-    m.div_ceil(5) * 5
-}
 
 /// A ride across town: 12 minutes plus 2.4 per km (about 25 km/h door to door), at most 90
 /// minutes, rounded up to the 5-minute grid (so never under 15).

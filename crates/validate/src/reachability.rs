@@ -2,15 +2,15 @@
 //! infeasible on the itinerary makes the member who wants it compromisable (made so in
 //! `Mode::Fix`). A mode is feasible when some leg of the route serves it (within
 //! `validate.max_transfers` changes) in a trip that fits into its travel day
-//! (`solve::model::fits_travel_day`); a must, which holds when one trip uses one of its modes,
+//! (`plan::day::fits_travel_day`); a must, which holds when one trip uses one of its modes,
 //! is moreover infeasible when it cannot be met together with the musts of the members who
 //! cannot yield before it (in the task's order): the route has too few legs, or too few usable
 //! modes, for all of them.
 
 use super::{Mode, Outcome, Trip, Validator, finding};
 use gtb_core::task::Task;
+use gtb_plan::day::{LegPlace, fits_travel_day};
 use gtb_resources::{TransportOption, vocab};
-use gtb_solve::model::{LegPlace, fits_travel_day};
 
 /// Whether an option can be planned: few enough changes, and within its travel day.
 fn usable(v: &Validator, leg: usize, legs: usize, o: &TransportOption) -> bool {

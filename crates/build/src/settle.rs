@@ -98,7 +98,7 @@ fn feedback(o: &Outcome) -> String {
 /// search left), regenerated with it as feedback, then dropped and replaced.
 fn witness_line(ctx: &Split, t: &Task) -> std::result::Result<PlanLine, Finding> {
     match ctx.solver().solve(t) {
-        Ok(w) => Ok(crate::solve::line_of(t, Ok(w))),
+        Ok(w) => Ok(gtb_ops::solve::line_of(t, Ok(w))),
         Err(no) => Err(Finding {
             check: gtb_validate::WITNESS,
             task_id: t.task_id.clone(),

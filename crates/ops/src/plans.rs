@@ -4,7 +4,7 @@
 //! one line per task), then the reference figures to `<reports>/witness.{md,json}`, and hands
 //! the manifest its `witness` section. Nothing is solved twice.
 
-use super::write::write_shuffled;
+use crate::publish::write_shuffled;
 use crate::solve::{Figures, read_tasks};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
@@ -12,15 +12,15 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// The reports written with a split's plans.
-pub(crate) const WITNESS_REPORTS: [&str; 2] = ["witness.json", "witness.md"];
+pub const WITNESS_REPORTS: [&str; 2] = ["witness.json", "witness.md"];
 
 /// Where a split's plans go: beside its task file.
-pub(crate) fn plans_path(tasks: &Path) -> PathBuf {
+pub fn plans_path(tasks: &Path) -> PathBuf {
     tasks.with_file_name("plans.jsonl")
 }
 
 /// The witness lines to publish with a split: one part per part of its task lines.
-pub(crate) struct Witnesses {
+pub struct Witnesses {
     pub parts: Vec<PathBuf>,
     /// slots whose task was regenerated or replaced for want of a witness plan
     pub regenerated: usize,

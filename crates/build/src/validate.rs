@@ -4,14 +4,16 @@
 //! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
 //! `validate.summary.json` keeps the counts for the manifest.
 
+use super::BuildStage;
 use super::generate::{CHUNK, attempt};
 use super::sample::{class_of, replacement};
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
-use super::split::{Artifacts, Split, ValidateSummary};
+use super::split::{Artifacts, Split, Validated};
 use crate::CODE_VERSION;
-use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result, bail};
 use gtb_core::task::{Skeleton, Task};
+use gtb_ops::publish::ValidateSummary;
+use gtb_ops::sinks::{ReportDir, ReportSink};
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
 use gtb_validate::Validator;
@@ -21,12 +23,12 @@ use std::io::{BufRead, Write};
 
 pub(super) struct Validate;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Validate {
-    fn name(&self) -> &'static str {
-        "validate"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
+    fn id(&self) -> BuildStage {
+        BuildStage::Validate
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["generate"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Generate]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         let fp = Fingerprint::default()
@@ -52,7 +54,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         out
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let skeletons = &art.skeletons;
+        let skeletons = &art.sampled()?.skeletons;
         let validator = Validator::new(ctx.res, ctx.cfg);
         let work = &ctx.paths.work;
         let pb = super::bar(skeletons.len(), "validate");
@@ -61,14 +63,14 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             let witness = gtb_validate::WITNESS.to_string();
             tally.report.checks.insert(witness, Default::default());
         }
-        let generated = work.artifact("generate");
+        let generated = work.artifact(BuildStage::Generate);
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
         let mut first_attempts = std::io::BufReader::new(file).lines();
         // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
         // (and with `[solve]` their witnesses) in slot order and book every slot's history in
         // slot order
-        gtb_core::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
+        gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
             let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
                 for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
                     let first = read_first_attempts(chunk, &mut first_attempts)?;
@@ -95,7 +97,6 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             audit,
             ..
         } = tally;
-        art.audit = Some(audit);
         report.written = skeletons.len();
         let mut classes = [0usize; 3];
         for s in skeletons {
@@ -113,11 +114,17 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             &ValidateSummary::path(work),
             &serde_json::to_vec(&summary)?,
         )?;
-        art.validated = Some(summary);
+        art.validate = Some(Validated {
+            summary,
+            audit: Some(audit),
+        });
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        art.validated = Some(ValidateSummary::read(&ctx.paths.work)?);
+        art.validate = Some(Validated {
+            summary: ValidateSummary::read(&ctx.paths.work)?,
+            audit: None,
+        });
         Ok(())
     }
 }

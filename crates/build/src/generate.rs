@@ -2,6 +2,7 @@
 //! artifact (`generate.jsonl`, one task or failure marker per slot). `attempt` is also the one
 //! way the validate stage asks the generator again.
 
+use super::BuildStage;
 use super::split::{Artifacts, Split};
 use anyhow::Result;
 use gtb_core::task::{Skeleton, Task};
@@ -19,12 +20,12 @@ pub(super) type Attempt<'s> = (&'s Skeleton, u32, Option<String>);
 
 pub(super) struct Generate;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Generate {
-    fn name(&self) -> &'static str {
-        "generate"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Generate {
+    fn id(&self) -> BuildStage {
+        BuildStage::Generate
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["sample"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Sample]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         Fingerprint::default()
@@ -35,10 +36,10 @@ impl<'a> Stage<Split<'a>, Artifacts> for Generate {
             .with_json("config generate", &ctx.cfg.generate)
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let skeletons = &art.skeletons;
+        let skeletons = &art.sampled()?.skeletons;
         let pb = super::bar(skeletons.len(), "generate");
         let work = &ctx.paths.work;
-        gtb_core::digest::write_streaming_atomic(&work.artifact("generate"), |w| {
+        gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Generate), |w| {
             for chunk in skeletons.chunks(CHUNK) {
                 let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
                 let tasks = attempt(ctx, &items)?;
@@ -59,7 +60,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Generate {
                     w.write_all(b"\n")?;
                 }
                 pb.inc(chunk.len() as u64);
-                super::crash_point("generate:chunk-written");
+                gtb_ops::publish::crash_point("generate:chunk-written");
             }
             Ok(())
         })?;
