@@ -1,6 +1,7 @@
 //! The default build's bytes are pinned: `tests/golden/default_build.sha256` holds the sha256
-//! of `make dataset`'s `output/test.jsonl`. Refactors must leave it alone; a deliberate change
-//! of data or rules updates the file and says why in its commit.
+//! of `make dataset`'s `output/test.jsonl` and of its witness plans, `output/plans.jsonl`.
+//! Refactors must leave them alone; a deliberate change of data, rules or the solver updates
+//! the file and says why in its commit.
 
 use crate::common::*;
 
@@ -8,10 +9,15 @@ use crate::common::*;
 fn default_build_matches_the_golden_sha256() {
     let golden_file = root().join("tests/golden/default_build.sha256");
     let golden = std::fs::read_to_string(&golden_file).unwrap();
-    let expected = golden
-        .split_whitespace()
-        .next()
-        .expect("a sha256 on the first line");
+    let pinned = |file: &str| {
+        golden
+            .lines()
+            .find(|l| l.ends_with(file))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no sha256 of {file} in the golden file"))
+            .to_string()
+    };
+    let expected = pinned("output/test.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
     let s = build(&cfg, 2);
@@ -24,5 +30,17 @@ fn default_build_matches_the_golden_sha256() {
          change them.",
         s.splits[0].sha256,
         golden_file.display(),
+    );
+    // every task has its witness, and the plans are pinned too
+    let plans = s.splits[0].path.with_file_name("plans.jsonl");
+    let text = std::fs::read_to_string(&plans).unwrap();
+    assert_eq!(text.lines().count(), 650);
+    assert!(!text.contains("\"plan\": null"));
+    let sha = gtb_core::digest::sha256_file(&plans).unwrap();
+    assert!(
+        sha == pinned("output/plans.jsonl"),
+        "the default build's plans changed: plans.jsonl has sha256 {sha}, {} pins {}; update it          deliberately (data, generation or solver change) and say why in the commit message.",
+        golden_file.display(),
+        pinned("output/plans.jsonl"),
     );
 }

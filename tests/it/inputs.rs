@@ -90,6 +90,11 @@ fn issue13_07_a_region_without_food_or_hotels_is_an_input_error() {
         let cfg = data_copy(dir.path());
         let file = dir.path().join("raw_data").join(folder).join("north.csv");
         header_only(&file);
+        // a region without any food also lacks its named restaurants (named hotels are no
+        // price band: a city with named hotels alone still lacks hotel rows)
+        if folder == "food" {
+            header_only(&dir.path().join("raw_data/food/named_north.csv"));
+        }
         let e = load_err(&cfg);
         assert!(
             e.contains(&format!("have no {what} rows"))

@@ -22,6 +22,7 @@ mod infrastructure;
 mod inputs;
 mod llm;
 mod newcomer;
+mod official;
 mod poi;
 mod raw_data;
 mod robustness;

@@ -301,3 +301,84 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
         assert!(e.contains(&format!("{}:{at}", aliases.display())), "{e}");
     }
 }
+
+/// Issue 21: the real venues of the snapshot. Named hotels and restaurants load with a
+/// category of the vocabularies, a price and a basis (the file says where each name is
+/// confirmed); hotels cover 80 cities with at least 3, restaurants 40 with at least 5; a row
+/// without a basis, or a second row of one name in a city, is an error naming file, line and
+/// field.
+#[test]
+fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
+    let cfg = config_in(&std::env::temp_dir());
+    let res = resources::load(&cfg.paths).unwrap();
+    let hotels: usize = res.named_hotels.iter().map(Vec::len).sum();
+    let with3 = res.named_hotels.iter().filter(|h| h.len() >= 3).count();
+    assert_eq!((hotels, with3), (355, 80));
+    for h in res.named_hotels.iter().flatten() {
+        assert!(
+            vocab::is_hotel_category(&h.category) && h.price > 0,
+            "{h:?}"
+        );
+    }
+    let restaurants = |c: usize| {
+        res.food[c]
+            .iter()
+            .filter(|f| f.kind == resources::FoodKind::Restaurant)
+            .count()
+    };
+    let total: usize = (0..res.cities.len()).map(restaurants).sum();
+    let with5 = (0..res.cities.len())
+        .filter(|&c| restaurants(c) >= 5)
+        .count();
+    assert_eq!((total, with5), (380, 40));
+    // every named row says where its name comes from
+    for folder in ["hotels", "food"] {
+        for f in resources::table::csv_files(&root().join("raw_data").join(folder)).unwrap() {
+            let named = f
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("named_");
+            let rows =
+                resources::table::read_csv(&f, |r| Ok(r.optional("basis").map(String::from)))
+                    .unwrap();
+            assert!(
+                !named
+                    || rows
+                        .iter()
+                        .all(|b| b.as_deref().is_some_and(|b| !b.is_empty())),
+                "{}",
+                f.display()
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for field in ["basis", "name"] {
+        copy_dir(&root().join("raw_data"), &dir.path().join("raw_data"));
+        let file = dir.path().join("raw_data/hotels/named_north.csv");
+        let text = std::fs::read_to_string(&file).unwrap();
+        // 1-based line of the row (the header is line 1)
+        let line = 1 + text
+            .lines()
+            .position(|l| l.starts_with("北京市,北京饭店,"))
+            .expect("北京饭店 is listed");
+        let row = text.lines().nth(line - 1).unwrap().to_string();
+        let (broken, at) = if field == "basis" {
+            let emptied = format!("{},", row.rsplit_once(',').unwrap().0);
+            (text.replace(&row, &emptied), line)
+        } else {
+            (format!("{text}{row}\n"), text.lines().count() + 1)
+        };
+        std::fs::write(&file, broken).unwrap();
+        let mut cfg = config_in(dir.path());
+        cfg.paths.hotels = dir.path().join("raw_data/hotels");
+        let e = resources::load(&cfg.paths)
+            .err()
+            .expect("must fail")
+            .to_string();
+        assert!(
+            e.contains(&format!("{}:{at}: field '{field}'", file.display())),
+            "{e}"
+        );
+    }
+}

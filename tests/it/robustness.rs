@@ -345,7 +345,8 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
             "NOTE: no user namespace for a tmpfs here: the ENOSPC case is covered by the file size limit below only"
         ),
     }
-    // a file size limit: generate.jsonl (3.2 MB) fits, validate.jsonl (3.5 MB) does not
+    // a file size limit: generate.jsonl (3.2 MB) fits; the validate stage writes validate.jsonl
+    // (3.4 MB) and the witness plans beside it (witness.jsonl, 8 MB), which passes the limit first
     let out = dir.path().join("out");
     // bash: its `ulimit -f` counts KiB (POSIX sh may count 512-byte blocks)
     let o = Command::new("bash")
@@ -363,7 +364,7 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
     let err = stderr(&o);
     assert!(
         err.contains("stage validate: writing ")
-            && err.contains(&format!("{}/.work/validate.jsonl.tmp", out.display()))
+            && err.contains(&format!("{}/.work/witness.jsonl.tmp", out.display()))
             && err.contains("File too large"),
         "{err}"
     );

@@ -101,6 +101,15 @@ fn issue14_02_four_shards_and_merge_give_the_unsharded_bytes() {
     );
     assert_eq!(manifest["counts"]["tasks"], 650);
     assert_eq!(manifest["stage_decisions"]["merge"], "ran: 4 shards");
+    // the shards' witnesses merge into the unsharded build's plans (issue 21)
+    assert_eq!(
+        std::fs::read(m.join("plans.jsonl")).unwrap(),
+        std::fs::read(whole.join("plans.jsonl")).unwrap()
+    );
+    assert_eq!(
+        manifest["witness"]["plans_jsonl_sha256"],
+        sha(&m.join("plans.jsonl")).as_str()
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `gtb import chinatravel` over the ChinaTravel database in ../shared/reference_data (read
 //! there, never copied): every CSV row becomes a POI or a reported drop, categories map to the
 //! release vocabulary, the store is byte-identical across imports, and a build over it draws
-//! destinations and must/reject_visit from it.
+//! destinations and must/reject_visit from it, and plans at its hotels and restaurants.
 
 use crate::common::*;
 use gtb_store::import::{Adapter, ImportOptions};
@@ -261,15 +261,46 @@ fn chinatravel_import_is_byte_identical_and_builds_over_it_use_its_names() {
     // the release format checks, and every other check, pass over the store
     let (n, findings) = gtb_ops::validate_file(&cfg, &cfg.run.out.join("test.jsonl")).unwrap();
     assert_eq!((n, findings.len()), (130, 0), "{findings:?}");
-    // the same tasks on 2 threads
+    issue21_plans_sleep_and_eat_at_the_stores_venues(&cfg);
+    // the same tasks, and the same plans, on 2 threads
     let before = std::fs::read(cfg.run.out.join("test.jsonl")).unwrap();
+    let plans = std::fs::read(cfg.run.out.join("plans.jsonl")).unwrap();
     std::fs::remove_dir_all(&cfg.run.out).unwrap();
     let s2 = build(&cfg, 2);
     assert_eq!(
         std::fs::read(cfg.run.out.join("test.jsonl")).unwrap(),
         before
     );
+    assert_eq!(
+        std::fs::read(cfg.run.out.join("plans.jsonl")).unwrap(),
+        plans
+    );
     let _ = (s1, s2);
+}
+
+/// Issue 21: with the ChinaTravel store every task has a witness, and every hotel night and
+/// meal of the witnesses is one of the store's venues, by name: no stand-in.
+fn issue21_plans_sleep_and_eat_at_the_stores_venues(cfg: &gtb_core::config::Config) {
+    let plans = std::fs::read_to_string(cfg.run.out.join("plans.jsonl")).unwrap();
+    let (mut hotels, mut meals) = (0, 0);
+    for line in plans.lines() {
+        let l: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(l["plan"].is_object(), "{}: {}", l["task_id"], l["reason"]);
+        let v = &l["scores"]["venues"];
+        assert_eq!(
+            (v["hotel_stand_ins"].as_u64(), v["meal_stand_ins"].as_u64()),
+            (Some(0), Some(0)),
+            "{}",
+            l["task_id"]
+        );
+        hotels += v["hotels"].as_u64().unwrap();
+        meals += v["meals"].as_u64().unwrap();
+    }
+    assert_eq!(plans.lines().count(), 130);
+    assert!(hotels > 200 && meals > 500, "{hotels} {meals}");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.run.out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["witness"]["stand_ins"]["share"], serde_json::json!(0.0));
 }
 
 #[test]

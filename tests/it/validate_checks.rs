@@ -93,3 +93,80 @@ fn official_examples_reserialise_byte_identically() {
         assert_eq!(gtb_core::pyjson::to_string(&t), line);
     }
 }
+
+/// Issue 21, the paper's stage-4 rule: a must mode no leg can use within a travel day (a
+/// 30-hour train), or one that cannot be met together with the must modes of the firm members
+/// before (three modes, two legs), makes the member compromisable; a must the route can meet
+/// leaves them firm.
+#[test]
+fn issue21_an_infeasible_must_mode_makes_the_member_compromisable() {
+    use gtb_plan::day::{LegPlace, fits_travel_day};
+    use gtb_validate::{Mode, Validator};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = 40;
+    let s = build(&cfg, 2);
+    let text = std::fs::read_to_string(&s.splits[0].path).unwrap();
+    let tasks: Vec<Task> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let base = tasks
+        .into_iter()
+        .find(|t| t.metadata.cities.len() == 1 && t.user_preferences.len() >= 3)
+        .expect("a one-city task of three or more");
+    let res = gtb_ops::load_resources(&cfg).unwrap();
+    let city = res.city_id(&base.metadata.cities[0]).unwrap();
+    let usable = |h, mode: &str| {
+        [(h, city, LegPlace::Outbound), (city, h, LegPlace::Return)]
+            .iter()
+            .map(|&(a, b, place)| {
+                res.transport(a, b)
+                    .iter()
+                    .any(|o| o.mode == mode && fits_travel_day(o.mode, o.minutes, place))
+            })
+            .collect::<Vec<bool>>()
+    };
+    let served = |h, mode: &str| res.transport(h, city).iter().any(|o| o.mode == mode);
+    let hubs: Vec<gtb_resources::CityId> = (0..res.cities.len() as gtb_resources::CityId)
+        .filter(|&h| h != city)
+        .collect();
+    let far = *hubs
+        .iter()
+        .find(|&&h| served(h, "火车") && usable(h, "火车") == [false, false])
+        .expect("a departure city a train reaches only in more than a day");
+    let near = *hubs
+        .iter()
+        .find(|&&h| {
+            ["飞机", "高铁", "自驾"]
+                .iter()
+                .all(|m| !usable(h, m).contains(&false))
+        })
+        .expect("a departure city three modes reach within a day");
+    let with = |hub: gtb_resources::CityId, musts: &[&str]| {
+        let mut t = base.clone();
+        t.metadata.departure_city = res.city(hub).name.clone();
+        t.metadata.compromise_pattern.clear();
+        let users: Vec<String> = t.user_preferences.keys().cloned().collect();
+        for (k, u) in users.iter().enumerate() {
+            let e = t.user_preferences.get_mut(u).unwrap();
+            e.compromisable = false;
+            let tr = &mut e.preference.global_constraints.transport;
+            *tr = Default::default();
+            if let Some(m) = musts.get(k) {
+                tr.must = vec![m.to_string()];
+            }
+        }
+        Validator::new(&res, &cfg).check_task(&mut t, Mode::Fix);
+        users
+            .iter()
+            .map(|u| t.user_preferences[u].compromisable)
+            .collect::<Vec<bool>>()
+    };
+    assert_eq!(&with(far, &["火车"])[..1], [true]);
+    assert_eq!(
+        &with(near, &["高铁", "自驾", "飞机"])[..3],
+        [false, false, true]
+    );
+    assert_eq!(&with(near, &["高铁", "自驾"])[..2], [false, false]);
+}
