@@ -7,6 +7,7 @@ use anyhow::Result;
 use gtb_audit::report::Tally as AuditTally;
 use gtb_core::task::{Skeleton, Task};
 use gtb_plan::PlanLine;
+use gtb_solve::NoWitness;
 use gtb_validate::report::Report;
 use gtb_validate::{Finding, Mode, Outcome, Validator};
 use rayon::prelude::*;
@@ -56,7 +57,7 @@ pub(super) fn settle_batch(
                     if o.problems.is_empty() && ctx.cfg.solve.enabled {
                         match witness_line(ctx, &t) {
                             Ok(line) => witness = Some(line),
-                            Err(f) => o.problems.push(f),
+                            Err(no) => o.problems.push(no_witness(&t, &no)),
                         }
                     }
                     (t, o, witness)
@@ -94,20 +95,23 @@ fn feedback(o: &Outcome) -> String {
 }
 
 /// `[solve]`: a task the validator accepts still needs a witness plan: its plans-file line,
-/// or the finding of check `witness` (the proof of infeasibility, or the breach an exhausted
-/// search left), regenerated with it as feedback, then dropped and replaced.
-fn witness_line(ctx: &Split, t: &Task) -> std::result::Result<PlanLine, Finding> {
-    match ctx.solver().solve(t) {
-        Ok(w) => Ok(gtb_ops::solve::line_of(t, Ok(w))),
-        Err(no) => Err(Finding {
-            check: gtb_validate::WITNESS,
-            task_id: t.task_id.clone(),
-            user: String::new(),
-            city: String::new(),
-            field: String::new(),
-            item: no.verdict().to_string(),
-            message: format!("no witness plan ({}): {}", no.verdict(), no.reason()),
-        }),
+/// or why there is none (a proof of infeasibility, or the breach an exhausted search left).
+fn witness_line(ctx: &Split, t: &Task) -> std::result::Result<PlanLine, NoWitness> {
+    let w = ctx.solver().solve(t)?;
+    Ok(gtb_ops::solve::line_of(t, Ok(w)))
+}
+
+/// The finding of check `witness` for a task without one: the task is regenerated with it as
+/// feedback, then dropped and replaced.
+fn no_witness(t: &Task, no: &NoWitness) -> Finding {
+    Finding {
+        check: gtb_validate::WITNESS,
+        task_id: t.task_id.clone(),
+        user: String::new(),
+        city: String::new(),
+        field: String::new(),
+        item: no.verdict().to_string(),
+        message: format!("no witness plan ({}): {}", no.verdict(), no.reason()),
     }
 }
 

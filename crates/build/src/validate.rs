@@ -135,6 +135,9 @@ pub(super) fn witness_path(work: &gtb_pipeline::WorkDir) -> std::path::PathBuf {
     work.root.join("witness.jsonl")
 }
 
+/// A slot's accepted task line and its witness line, serialised.
+type SlotLines = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// Write a chunk's accepted lines (and their witnesses) in slot order and book each slot.
 fn write_slots(
     histories: Vec<SlotHistory>,
@@ -142,7 +145,7 @@ fn write_slots(
     w: &mut dyn Write,
     witnesses: &mut dyn Write,
 ) -> Result<()> {
-    let lines: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = histories
+    let lines: Vec<SlotLines> = histories
         .par_iter()
         .map(|h| {
             let task = h.accepted().map(gtb_core::pyjson::to_vec);
