@@ -301,9 +301,10 @@ fn interrupted_run_resumes_to_the_same_bytes() {
         .stdout(std::process::Stdio::null());
         c
     };
-    // uninterrupted
+    // uninterrupted: one request per attempt (a task without a witness plan takes another)
     let (a_out, a_cache) = (dir.path().join("a"), dir.path().join("cache-a"));
     assert!(gtb(&a_out, &a_cache).status().unwrap().success());
+    let full = requests(&server);
     // killed (SIGKILL) once a few answers are cached, then rerun with its own cache
     let (b_out, b_cache) = (dir.path().join("b"), dir.path().join("cache-b"));
     let mut child = gtb(&b_out, &b_cache).spawn().unwrap();
@@ -325,8 +326,8 @@ fn interrupted_run_resumes_to_the_same_bytes() {
     assert!(gtb(&b_out, &b_cache).status().unwrap().success());
     let resumed = requests(&server) - before;
     assert!(
-        resumed <= 24 - cached as u64 + 2,
-        "the rerun asked again what was cached ({resumed} requests, {cached} cached)"
+        resumed <= full - cached as u64 + 2,
+        "the rerun asked again what was cached ({resumed} requests, {cached} cached, {full} in a whole run)"
     );
     assert_eq!(
         std::fs::read(b_out.join("test.jsonl")).unwrap(),
