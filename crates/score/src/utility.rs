@@ -141,49 +141,55 @@ fn invalid_activities(plan: &Value, users: &[String]) -> HashSet<ActKey> {
 /// `_calculate_split_penalty`, over (start, end, team) triples of one city block's splittable
 /// activities with explicit participants. Activities overlapping transitively form a slot;
 /// a slot whose distinct teams are pairwise disjoint costs (teams − 1).
+///
+/// The release grows each slot by repeated scans; here the intervals are swept in order of
+/// their start, which finds the same slots (the connected components of the overlap graph) in
+/// O(n log n): sorted by start, an interval overlaps the slot so far exactly when it starts
+/// before the slot's latest end. An empty or reversed interval overlaps nothing.
 pub fn split_penalty<T: Ord + Clone>(
     acts: &[(u32, u32, T)],
     disjoint: impl Fn(&T, &T) -> bool,
 ) -> i64 {
-    if acts.len() < 2 {
+    let mut order: Vec<usize> = (0..acts.len()).filter(|&i| acts[i].1 > acts[i].0).collect();
+    if order.len() < 2 {
         return 0;
     }
-    let overlaps =
-        |a: &(u32, u32, T), b: &(u32, u32, T)| a.1 > a.0 && b.1 > b.0 && a.0 < b.1 && b.0 < a.1;
-    let mut visited = vec![false; acts.len()];
+    order.sort_by_key(|&i| (acts[i].0, acts[i].1, i));
     let mut penalty = 0;
-    for i in 0..acts.len() {
-        if visited[i] {
-            continue;
+    let mut k = 0;
+    while k < order.len() {
+        let mut end = acts[order[k]].1;
+        let mut j = k + 1;
+        while j < order.len() && acts[order[j]].0 < end {
+            end = end.max(acts[order[j]].1);
+            j += 1;
         }
-        visited[i] = true;
-        let mut group = vec![i];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for j in 0..acts.len() {
-                if !visited[j] && group.iter().any(|&g| overlaps(&acts[g], &acts[j])) {
-                    group.push(j);
-                    visited[j] = true;
-                    changed = true;
-                }
-            }
+        if j - k > 1 {
+            penalty += slot_penalty(order[k..j].iter().map(|&g| &acts[g].2), &disjoint);
         }
-        if group.len() <= 1 {
-            continue;
-        }
-        let mut teams: Vec<&T> = group.iter().map(|&g| &acts[g].2).collect();
-        teams.sort();
-        teams.dedup();
-        let all_disjoint = teams
-            .iter()
-            .enumerate()
-            .all(|(x, a)| teams[x + 1..].iter().all(|b| disjoint(a, b)));
-        if teams.len() > 1 && all_disjoint {
-            penalty += teams.len() as i64 - 1;
-        }
+        k = j;
     }
     penalty
+}
+
+/// One slot's cost: (distinct teams − 1) when there are several and they are pairwise
+/// disjoint, else 0.
+fn slot_penalty<'t, T: Ord + 't>(
+    teams: impl Iterator<Item = &'t T>,
+    disjoint: impl Fn(&T, &T) -> bool,
+) -> i64 {
+    let mut teams: Vec<&T> = teams.collect();
+    teams.sort();
+    teams.dedup();
+    let all_disjoint = teams
+        .iter()
+        .enumerate()
+        .all(|(x, a)| teams[x + 1..].iter().all(|b| disjoint(a, b)));
+    if teams.len() > 1 && all_disjoint {
+        teams.len() as i64 - 1
+    } else {
+        0
+    }
 }
 
 fn plan_split_penalty(plan: &Value) -> i64 {

@@ -59,7 +59,9 @@ pub struct Sight<'a> {
     pub name: &'a str,
     pub minutes: u32,
     pub at: (f64, f64),
-    pub hours: Option<&'a OpeningHours>,
+    /// per trip day, the opening windows in minutes as the scorer reads them (`None`: no
+    /// constraint; empty: closed that day)
+    pub open: Vec<Option<Vec<(u32, u32)>>>,
     /// category_pref terms per member (0 when the name is one of their must/reject items)
     pub value: Vec<i32>,
     /// per member: which of their must_visit / reject_visit items of the city it matches
@@ -382,11 +384,12 @@ impl<'a> Instance<'a> {
         let a = &self.res.attractions[id as usize][poi.attraction?];
         // what the scorer resolves the name to (a duplicate name may shadow it)
         let cat = db.category(&poi.name, city)?;
+        let hours = db.find(&poi.name, city).and_then(|p| p.hours.as_ref());
         let mut s = Sight {
             name: &poi.name,
             minutes: model::visit_minutes(&a.category),
             at: (a.lat, a.lng),
-            hours: db.find(&poi.name, city).and_then(|p| p.hours.as_ref()),
+            open: self.dates.iter().map(|d| windows_on(hours, d)).collect(),
             value: Vec::new(),
             must: Vec::new(),
             reject: Vec::new(),
@@ -497,20 +500,29 @@ impl<'a> Instance<'a> {
         u32::from(d.rides[ix(a) * n + ix(b)])
     }
 
-    /// Windows of a sight on a day (`None`: no constraint; empty: closed).
-    pub fn windows<'s>(
-        &self,
-        sight: &Sight<'s>,
-        day: usize,
-    ) -> Option<&'s [gtb_resources::hours::TimeWindow]> {
-        let (_, mmdd, wd) = &self.dates[day];
-        sight.hours?.windows_on(mmdd, *wd)
+    /// Windows of a sight on a day of the trip, in minutes (`None`: no constraint; empty:
+    /// closed).
+    pub fn windows<'s>(&self, sight: &'s Sight, day: usize) -> Option<&'s [(u32, u32)]> {
+        sight.open.get(day)?.as_deref()
     }
 
     /// Lunch and dinner are the two meals a plan schedules.
     pub fn meal_kinds() -> [MealKind; 2] {
         [MealKind::Lunch, MealKind::Dinner]
     }
+}
+
+/// The opening windows of a day (`(YYYY-MM-DD, MM-DD, weekday)`) in minutes, by the release's
+/// rule (`OpeningHours::windows_on`).
+fn windows_on(hours: Option<&OpeningHours>, day: &(String, String, u8)) -> Option<Vec<(u32, u32)>> {
+    let (_, mmdd, wd) = day;
+    let ws = hours?.windows_on(mmdd, *wd)?;
+    let minutes = gtb_resources::hours::clock_minutes;
+    Some(
+        ws.iter()
+            .filter_map(|w| Some((minutes(&w.open)?, minutes(&w.close)?)))
+            .collect(),
+    )
 }
 
 /// Sights kept beyond those someone must see: the ones liked most.

@@ -229,13 +229,7 @@ fn visitable(
     let need = model::BRIEF_VISIT.min(sight.minutes);
     days.clone().any(|day| match inst.windows(sight, day) {
         None => true,
-        Some(ws) => ws.iter().any(|w| {
-            let (Some(o), Some(c)) = (
-                gtb_resources::hours::clock_minutes(&w.open),
-                gtb_resources::hours::clock_minutes(&w.close),
-            ) else {
-                return false;
-            };
+        Some(ws) => ws.iter().any(|&(o, c)| {
             o.max(model::EARLIEST_DEPARTURE) + need <= c.min(model::SIGHT_LATEST_END)
         }),
     })

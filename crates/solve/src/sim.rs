@@ -153,11 +153,6 @@ fn visit_minutes(item: Item, full: u32) -> u32 {
     }
 }
 
-fn minutes_of(hhmm: &str) -> Option<u32> {
-    let (h, m) = hhmm.split_once(':')?;
-    Some(h.parse::<u32>().ok()? * 60 + m.parse::<u32>().ok()?)
-}
-
 struct Run<'a> {
     inst: &'a Instance<'a>,
     frame: &'a Frame,
@@ -253,8 +248,7 @@ impl Run<'_> {
                 let dur = visit_minutes(item, sight.minutes);
                 let start = match self.inst.windows(sight, self.piece.day) {
                     None => up5(ready),
-                    Some(ws) => ws.iter().find_map(|w| {
-                        let (o, c) = (minutes_of(&w.open)?, minutes_of(&w.close)?);
+                    Some(ws) => ws.iter().find_map(|&(o, c)| {
                         let s = up5(ready.max(o));
                         (s + dur <= c).then_some(s)
                     })?,
@@ -364,7 +358,8 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
             members: vec![MemberPiece::default(); inst.n()],
             split: 0,
             stand_ins: 0,
-            acts: Vec::new(),
+            // a transfer and an activity per team and slot, the way to the end, the hotel
+            acts: Vec::with_capacity(program.len() * 4 + 2),
         },
     };
     for kind in [MealKind::Lunch, MealKind::Dinner] {
