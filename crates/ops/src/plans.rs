@@ -5,10 +5,12 @@
 //! the manifest its `witness` section. Nothing is solved twice.
 
 use crate::publish::write_shuffled;
-use crate::solve::{Figures, read_tasks};
+use crate::solve::{FigureTally, Figures};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
+use gtb_plan::PlanLine;
 use serde_json::{Value, json};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// The reports written with a split's plans.
@@ -44,22 +46,7 @@ pub(crate) fn publish_plans(
             plans.display()
         );
     }
-    let task_list = read_tasks(tasks)?;
-    let plan_lines = crate::score::read_plans(&plans)?;
-    if let Some((t, l)) = task_list
-        .iter()
-        .zip(&plan_lines)
-        .find(|(t, l)| t.task_id != l.task_id || l.plan.is_none())
-    {
-        bail!(
-            "{}: the line of task {} is not its witness ({} {:?})",
-            plans.display(),
-            t.task_id,
-            l.task_id,
-            l.reason
-        );
-    }
-    let figures = Figures::of(&task_list, &plan_lines);
+    let figures = tally_plans(tasks, &plans)?;
     write_reports(reports, tasks, &plans, tasks_sha, &sha, &figures)?;
     Ok(json!({
         "plans_jsonl_sha256": sha,
@@ -68,6 +55,39 @@ pub(crate) fn publish_plans(
         "stand_ins": stand_ins(&figures),
         "figures": figures,
     }))
+}
+
+/// A task line as the figures read it.
+#[derive(serde::Deserialize)]
+struct TaskKey {
+    task_id: String,
+    difficulty_type: String,
+}
+
+/// The figures of a published split, its task file and plans read line by line in step:
+/// every line of the plans must be its task's witness.
+fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
+    let open = |p: &Path| -> Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
+        let f = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
+        Ok(std::io::BufReader::new(f).lines())
+    };
+    let mut tally = FigureTally::default();
+    for (n, (t, l)) in open(tasks)?.zip(open(plans)?).enumerate() {
+        let at = |p: &Path| format!("{}:{}", p.display(), n + 1);
+        let t: TaskKey = serde_json::from_str(&t?).with_context(|| at(tasks))?;
+        let l: PlanLine = serde_json::from_str(&l?).with_context(|| at(plans))?;
+        if t.task_id != l.task_id || l.plan.is_none() {
+            bail!(
+                "{}: the line of task {} is not its witness ({} {:?})",
+                at(plans),
+                t.task_id,
+                l.task_id,
+                l.reason
+            );
+        }
+        tally.add(&t.difficulty_type, Some(&l));
+    }
+    Ok(tally.finish())
 }
 
 /// The stand-in counts of the whole split (manifest: how real the venues are).

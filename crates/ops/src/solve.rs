@@ -198,7 +198,7 @@ pub struct ClassFigures {
 
 /// What one witness line contributes to the figures.
 #[derive(Default)]
-struct Sample {
+pub struct Sample {
     utility: f64,
     per_user: f64,
     fairness: f64,
@@ -267,28 +267,46 @@ impl ClassFigures {
     }
 }
 
-impl Figures {
-    pub fn of(tasks: &[Task], lines: &[PlanLine]) -> Figures {
-        let by_id: IndexMap<&str, &PlanLine> =
-            lines.iter().map(|l| (l.task_id.as_str(), l)).collect();
-        let mut acc: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for t in tasks {
-            for k in [t.difficulty_type.clone(), "all".to_string()] {
-                *counts.entry(k.clone()).or_default() += 1;
-                if let Some(s) = by_id.get(t.task_id.as_str()).and_then(|l| Sample::of(l)) {
-                    acc.entry(k).or_default().push(s);
-                }
+/// The figures taken line by line (a split's plans are streamed, never held whole).
+#[derive(Default)]
+pub struct FigureTally {
+    counts: BTreeMap<String, usize>,
+    samples: BTreeMap<String, Vec<Sample>>,
+}
+
+impl FigureTally {
+    /// One task of a difficulty class, and its plans-file line when it has one.
+    pub fn add(&mut self, difficulty: &str, line: Option<&PlanLine>) {
+        for k in [difficulty, "all"] {
+            *self.counts.entry(k.to_string()).or_default() += 1;
+            if let Some(s) = line.and_then(Sample::of) {
+                self.samples.entry(k.to_string()).or_default().push(s);
             }
         }
-        let by_difficulty = counts
+    }
+
+    pub fn finish(mut self) -> Figures {
+        let by_difficulty = self
+            .counts
             .into_iter()
             .map(|(k, n)| {
-                let v = acc.remove(&k).unwrap_or_default();
+                let v = self.samples.remove(&k).unwrap_or_default();
                 (k, ClassFigures::of(n, &v))
             })
             .collect();
         Figures { by_difficulty }
+    }
+}
+
+impl Figures {
+    pub fn of(tasks: &[Task], lines: &[PlanLine]) -> Figures {
+        let by_id: IndexMap<&str, &PlanLine> =
+            lines.iter().map(|l| (l.task_id.as_str(), l)).collect();
+        let mut tally = FigureTally::default();
+        for t in tasks {
+            tally.add(&t.difficulty_type, by_id.get(t.task_id.as_str()).copied());
+        }
+        tally.finish()
     }
 
     /// A Markdown table, difficulties in the release's order.
