@@ -305,7 +305,7 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
 /// Issue 21: the real venues of the snapshot. Named hotels and restaurants load with a
 /// category of the vocabularies, a price and a basis (the file says where each name is
 /// confirmed); hotels cover 80 cities with at least 3, restaurants 40 with at least 5; a row
-/// without a basis, or a second row of one name in a city, is an error naming file, line and
+/// without a basis, or a second venue of one name in a city, is an error naming file, line and
 /// field.
 #[test]
 fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
@@ -330,7 +330,7 @@ fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
     let with5 = (0..res.cities.len())
         .filter(|&c| restaurants(c) >= 5)
         .count();
-    assert_eq!((total, with5), (380, 40));
+    assert_eq!((total, with5), (379, 40));
     // every named row says where its name comes from
     for folder in ["hotels", "food"] {
         for f in resources::table::csv_files(&root().join("raw_data").join(folder)).unwrap() {

@@ -546,29 +546,23 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         vec![Vec::new(); cities.len()]
     };
     let mut empty_files: Vec<PathBuf> = Vec::new();
-    let food = without_repeats(
-        per_city_tables(
-            &paths.food,
-            &city_index,
-            &mut files,
-            &mut empty_files,
-            food_row,
-        )?,
-        |f| (f.kind == FoodKind::Restaurant).then_some(&f.name),
+    let food_rows = per_city_tables(
+        &paths.food,
+        &city_index,
+        &mut files,
+        &mut empty_files,
+        food_row,
     )?;
-    let (hotels, named_hotels) = split_hotels(without_repeats(
-        per_city_tables(
-            &paths.hotels,
-            &city_index,
-            &mut files,
-            &mut empty_files,
-            hotel_row,
-        )?,
-        |h| match h {
-            HotelRow::Named(n) => Some(&n.name),
-            HotelRow::Band(_) => None,
-        },
-    )?);
+    let hotel_rows = per_city_tables(
+        &paths.hotels,
+        &city_index,
+        &mut files,
+        &mut empty_files,
+        hotel_row,
+    )?;
+    one_venue_per_name(&attractions, &food_rows, &hotel_rows)?;
+    let food = without_errors(food_rows);
+    let (hotels, named_hotels) = split_hotels(without_errors(hotel_rows));
     check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
     let transport = load_transport(&paths.transport, &city_index)?;
     files.push(paths.transport.clone());
@@ -724,7 +718,7 @@ fn food_row(r: &table::Row, city: CityId) -> Result<(Food, InputError), InputErr
     }
     basis(r)?;
     let name = r.text("name")?;
-    let repeat = r.err("name", format!("{name:?} is listed twice in its city"));
+    let repeat = repeated_name(r, &name);
     let f = Food {
         city,
         name,
@@ -733,6 +727,16 @@ fn food_row(r: &table::Row, city: CityId) -> Result<(Food, InputError), InputErr
         price: r.parse("price")?,
     };
     Ok((f, repeat))
+}
+
+/// The error of a row whose name another venue of its city has already.
+fn repeated_name(r: &table::Row, name: &str) -> InputError {
+    r.err(
+        "name",
+        format!(
+            "{name:?} is already an attraction, restaurant or hotel of its city (the release's POI table keeps one entry per name and city)"
+        ),
+    )
 }
 
 /// A named venue's `basis` (where its name is confirmed), required and non-empty when the
@@ -769,25 +773,38 @@ fn split_hotels(rows: Vec<Vec<HotelRow>>) -> HotelTables {
         .unzip()
 }
 
-/// Per city, no named venue twice (the release's POI table keeps one entry per name and
-/// city): the error of the repeating row (its file and line), else the rows.
-fn without_repeats<T>(
-    rows: Vec<Vec<(T, InputError)>>,
-    name: impl Fn(&T) -> Option<&String>,
-) -> Result<Vec<Vec<T>>, InputError> {
-    rows.into_iter()
-        .map(|city| {
-            let mut seen: Vec<&String> = Vec::new();
-            for (row, repeat) in &city {
-                if let Some(n) = name(row) {
-                    if seen.contains(&n) {
-                        return Err(repeat.clone());
-                    }
-                    seen.push(n);
-                }
+/// Per city, no name for two venues (the release's POI table keeps one entry per name and
+/// city, so a restaurant or hotel named like an attraction, or like each other, would hide
+/// one of them): the error of the row that repeats a name (its file and line).
+fn one_venue_per_name(
+    attractions: &[Vec<Attraction>],
+    food: &[Vec<(Food, InputError)>],
+    hotels: &[Vec<(HotelRow, InputError)>],
+) -> Result<(), InputError> {
+    for ((atts, food), hotels) in attractions.iter().zip(food).zip(hotels) {
+        let mut seen: Vec<&String> = atts.iter().map(|a| &a.name).collect();
+        let restaurants = food
+            .iter()
+            .filter(|(f, _)| f.kind == FoodKind::Restaurant)
+            .map(|(f, e)| (&f.name, e));
+        let named = hotels.iter().filter_map(|(h, e)| match h {
+            HotelRow::Named(n) => Some((&n.name, e)),
+            HotelRow::Band(_) => None,
+        });
+        for (name, repeat) in restaurants.chain(named) {
+            if seen.contains(&name) {
+                return Err(repeat.clone());
             }
-            Ok(city.into_iter().map(|(row, _)| row).collect())
-        })
+            seen.push(name);
+        }
+    }
+    Ok(())
+}
+
+/// The rows without the errors they would give.
+fn without_errors<T>(rows: Vec<Vec<(T, InputError)>>) -> Vec<Vec<T>> {
+    rows.into_iter()
+        .map(|city| city.into_iter().map(|(row, _)| row).collect())
         .collect()
 }
 
@@ -804,7 +821,7 @@ fn hotel_row(r: &table::Row, city: CityId) -> Result<(HotelRow, InputError), Inp
     if r.has("name") {
         basis(r)?;
         let name = r.text("name")?;
-        let repeat = r.err("name", format!("{name:?} is listed twice in its city"));
+        let repeat = repeated_name(r, &name);
         let h = NamedHotel {
             city,
             name,
