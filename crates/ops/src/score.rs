@@ -97,9 +97,10 @@ pub struct ScoreReport {
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct ScoreSummary {
+    /// tasks the file has lines or records of
     pub tasks: usize,
     pub plans: usize,
-    /// means over all tasks, a task without a scored plan counting 0 (the release's summary)
+    /// means over those tasks, one without a scored plan counting 0 (the release's summary)
     pub valid_ratio: f64,
     pub group_utility_per_user: f64,
     pub fairness: f64,
@@ -190,16 +191,16 @@ fn record_trials(tasks: &IndexMap<&str, &Task>, records: &[Record], db: &PoiDb) 
         .collect()
 }
 
-/// The release's averages over a task's trials with a scored plan.
+/// The release's averages over a task's trials with a scored plan (`_average_trial_results`:
+/// not rounded; the summary rounds).
 fn averages(trials: &[Trial]) -> (Option<f64>, Option<f64>, Option<f64>) {
     let scored: Vec<&PlanScore> = trials.iter().filter_map(|t| t.score.as_ref()).collect();
     if scored.is_empty() {
         return (None, None, None);
     }
     let n = scored.len() as f64;
-    let mean = |f: &dyn Fn(&PlanScore) -> f64| {
-        gtb_score::utility::round2(scored.iter().map(|s| f(s)).fold(0.0, |a, x| a + x) / n)
-    };
+    let mean =
+        |f: &dyn Fn(&PlanScore) -> f64| scored.iter().map(|s| f(s)).fold(0.0, |a, x| a + x) / n;
     (
         Some(mean(&|s| {
             f64::from(u8::from(s.is_plan && s.validity.valid))
@@ -270,10 +271,12 @@ fn report(
     }
 }
 
-/// The release's summary by difficulty: means over tasks, a missing figure counting 0.
+/// The release's summary by difficulty (`_compute_summary`): means over the tasks the file has
+/// lines or records of, a task without a scored plan counting 0. Tasks of the task file it
+/// does not mention are left out, as the release never sees them (`missing` counts them).
 fn summarise(results: &[Scored]) -> BTreeMap<String, ScoreSummary> {
     let mut summary: BTreeMap<String, ScoreSummary> = BTreeMap::new();
-    for r in results {
+    for r in results.iter().filter(|r| !r.trials.is_empty()) {
         for k in [r.difficulty.clone(), "all".to_string()] {
             let s = summary.entry(k).or_default();
             s.tasks += 1;
