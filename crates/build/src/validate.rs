@@ -67,13 +67,18 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         // in slot order and book every slot's history in slot order
         gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
             for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                let first = read_first_attempts(chunk, &mut first_attempts)?;
+                let (first, raw) = read_first_attempts(chunk, &mut first_attempts)?;
                 let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
                 let start = ctx.slots.start + ci * CHUNK;
                 let histories = replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
+                // a first attempt accepted as it was is already its release line
                 let lines: Vec<Option<Vec<u8>>> = histories
                     .par_iter()
-                    .map(|h| h.accepted().map(gtb_core::pyjson::to_vec))
+                    .zip(raw)
+                    .map(|(h, raw)| match h.untouched_first() {
+                        true => Some(raw.into_bytes()),
+                        false => h.accepted().map(gtb_core::pyjson::to_vec),
+                    })
                     .collect();
                 tally.audit_all(&histories);
                 for (h, line) in histories.into_iter().zip(lines) {
@@ -133,10 +138,11 @@ pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
 
 /// The generate artifact's lines of a chunk, parsed: a failure marker, or a line of another
 /// skeleton, is no first attempt.
+/// The first attempts of a chunk's slots, and their lines as the generate stage wrote them.
 fn read_first_attempts(
     chunk: &[Skeleton],
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
-) -> Result<Vec<Option<Task>>> {
+) -> Result<(Vec<Option<Task>>, Vec<String>)> {
     let raw: Vec<String> = chunk
         .iter()
         .map(|_| {
@@ -146,7 +152,7 @@ fn read_first_attempts(
                 .map_err(anyhow::Error::from)
         })
         .collect::<Result<_>>()?;
-    Ok(chunk
+    let tasks = chunk
         .par_iter()
         .zip(raw.par_iter())
         .map(|(sk, line)| {
@@ -154,7 +160,8 @@ fn read_first_attempts(
                 .ok()
                 .filter(|t| t.task_id == sk.task_id)
         })
-        .collect())
+        .collect();
+    Ok((tasks, raw))
 }
 
 /// Replace the dropped tasks of a chunk (slot `start + i` holds `chunk[i]`): each dropped
