@@ -345,8 +345,8 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
             "NOTE: no user namespace for a tmpfs here: the ENOSPC case is covered by the file size limit below only"
         ),
     }
-    // a file size limit: generate.jsonl (3.2 MB) fits; the validate stage writes validate.jsonl
-    // (3.4 MB) and the witness plans beside it (witness.jsonl, 8 MB), which passes the limit first
+    // a file size limit: the work folder's first large artifact, generate.jsonl (3.5 MB),
+    // does not fit
     let out = dir.path().join("out");
     // bash: its `ulimit -f` counts KiB (POSIX sh may count 512-byte blocks)
     let o = Command::new("bash")
@@ -363,12 +363,12 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("stage validate: writing ")
-            && err.contains(&format!("{}/.work/witness.jsonl.tmp", out.display()))
+        err.contains("stage generate: writing ")
+            && err.contains(&format!("{}/.work/generate.jsonl.tmp", out.display()))
             && err.contains("File too large"),
         "{err}"
     );
-    assert!(err.contains("validate  failed"), "{err}");
+    assert!(err.contains("generate  failed"), "{err}");
     assert_eq!(temps(&out), Vec::<PathBuf>::new());
     assert!(!out.join("test.jsonl").exists() && !out.join("manifest.json").exists());
 }

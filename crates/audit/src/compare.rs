@@ -1,6 +1,6 @@
 //! Side-by-side comparison of two audits. Both sides are reduced to a [`Profile`]: named
 //! categorical distributions (counts) and named scalars. A task file gives one through
-//! [`Report::profile`], the paper's published figures through [`super::paper::profile`].
+//! [`Report::profile`], the paper's published figures through `paper::profile` (which builds on this module).
 
 use super::report::Report;
 use super::stats::{self, ChiSquare};

@@ -162,6 +162,12 @@ impl SlotHistory {
                 .any(|o| o.problems.iter().any(|f| f.check == gtb_validate::WITNESS))
         })
     }
+
+    /// The slot's first attempt was accepted as the generator wrote it: no replacement, no
+    /// retry, no fix.
+    pub fn untouched_first(&self) -> bool {
+        matches!(&self.0[..], [(_, (Ok((_, o, _)), tries))] if tries.is_empty() && o.fixes.is_empty())
+    }
     pub fn last_skeleton(&self) -> &Skeleton {
         &self
             .0

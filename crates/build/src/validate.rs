@@ -73,12 +73,12 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
             let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
                 for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                    let first = read_first_attempts(chunk, &mut first_attempts)?;
+                    let (first, raw) = read_first_attempts(chunk, &mut first_attempts)?;
                     let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
                     let start = ctx.slots.start + ci * CHUNK;
                     let histories =
                         replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
-                    write_slots(histories, &mut tally, w, witnesses)?;
+                    write_slots(histories, raw, &mut tally, w, witnesses)?;
                     pb.inc(chunk.len() as u64);
                 }
                 Ok(())
@@ -138,17 +138,24 @@ pub(super) fn witness_path(work: &gtb_pipeline::WorkDir) -> std::path::PathBuf {
 /// A slot's accepted task line and its witness line, serialised.
 type SlotLines = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-/// Write a chunk's accepted lines (and their witnesses) in slot order and book each slot.
+/// Write a chunk's accepted lines (and their witnesses) in slot order and book each slot;
+/// `raw` holds the generate artifact's line of each slot.
 fn write_slots(
     histories: Vec<SlotHistory>,
+    raw: Vec<String>,
     tally: &mut Tally,
     w: &mut dyn Write,
     witnesses: &mut dyn Write,
 ) -> Result<()> {
     let lines: Vec<SlotLines> = histories
         .par_iter()
-        .map(|h| {
-            let task = h.accepted().map(gtb_core::pyjson::to_vec);
+        .zip(raw)
+        .map(|(h, raw)| {
+            // a first attempt accepted as it was is already its release line
+            let task = match h.untouched_first() {
+                true => Some(raw.into_bytes()),
+                false => h.accepted().map(gtb_core::pyjson::to_vec),
+            };
             (task, h.witness().map(gtb_core::pyjson::to_vec))
         })
         .collect();
@@ -176,10 +183,11 @@ pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
 
 /// The generate artifact's lines of a chunk, parsed: a failure marker, or a line of another
 /// skeleton, is no first attempt.
+/// The first attempts of a chunk's slots, and their lines as the generate stage wrote them.
 fn read_first_attempts(
     chunk: &[Skeleton],
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
-) -> Result<Vec<Option<Task>>> {
+) -> Result<(Vec<Option<Task>>, Vec<String>)> {
     let raw: Vec<String> = chunk
         .iter()
         .map(|_| {
@@ -189,7 +197,7 @@ fn read_first_attempts(
                 .map_err(anyhow::Error::from)
         })
         .collect::<Result<_>>()?;
-    Ok(chunk
+    let tasks = chunk
         .par_iter()
         .zip(raw.par_iter())
         .map(|(sk, line)| {
@@ -197,7 +205,8 @@ fn read_first_attempts(
                 .ok()
                 .filter(|t| t.task_id == sk.task_id)
         })
-        .collect())
+        .collect();
+    Ok((tasks, raw))
 }
 
 /// Replace the dropped tasks of a chunk (slot `start + i` holds `chunk[i]`): each dropped
