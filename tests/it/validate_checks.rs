@@ -93,3 +93,79 @@ fn official_examples_reserialise_byte_identically() {
         assert_eq!(gtb_core::pyjson::to_string(&t), line);
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(has_official_examples),
+    ignore = "needs ../shared/spec/official_examples.jsonl (absent)"
+)]
+fn issue20_official_lines_agree_with_their_tables() {
+    // the release's own lines, scalars and sharing pass the checks the issue adds
+    let Some(shared) = shared() else { return };
+    let cfg = crate::common::config_in(Path::new("/nonexistent"));
+    let (n, findings) =
+        gtb_ops::validate_file(&cfg, &shared.join("spec/official_examples.jsonl")).unwrap();
+    assert_eq!(n, 3);
+    let ours: Vec<String> = findings
+        .iter()
+        .filter(|f| ["lines", "scalars", "strategies"].contains(&f.check))
+        .map(|f| f.to_string())
+        .collect();
+    assert!(ours.is_empty(), "{ours:?}");
+}
+
+#[test]
+fn issue20_validate_flags_lines_scalars_and_copied_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = 40;
+    let s = build(&cfg, 2);
+    let path = &s.splits[0].path;
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut tasks: Vec<Task> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let t = tasks
+        .iter_mut()
+        .find(|t| t.user_preferences.len() >= 2)
+        .expect("a task with two members");
+    let users: Vec<String> = t.user_preferences.keys().cloned().collect();
+    let (u1, u2) = (users[0].clone(), users[1].clone());
+    let city = t.metadata.cities[0].clone();
+    // u1 says its own must_visit is one it will never visit; u2 says nothing of its table
+    let must = t.user_preferences[&u1].preference.city_specific_preferences[&city]
+        .attractions
+        .must_visit[0]
+        .clone();
+    for m in t.initial_messages.iter_mut() {
+        if m.role == u1 {
+            m.content = format!("{must}就千万别安排了，我坚决不去。");
+        } else if m.role == u2 {
+            m.content = "我正在聊天".into();
+        }
+    }
+    // an implausible budget, and u2's city preferences copied from u1
+    t.user_preferences[&u1]
+        .preference
+        .global_constraints
+        .avg_budget = 100_000;
+    let copied = t.user_preferences[&u1]
+        .preference
+        .city_specific_preferences
+        .clone();
+    t.user_preferences[&u2].preference.city_specific_preferences = copied;
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, gtb_ops::sinks::release_bytes(&tasks)).unwrap();
+    let (_, findings) = gtb_ops::validate_file(&cfg, &bad).unwrap();
+    let msgs: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
+    let has = |check: &str, user: &str, text: &str| {
+        findings
+            .iter()
+            .any(|f| f.check == check && f.user == user && f.to_string().contains(text))
+    };
+    assert!(has("lines", &u1, "unwanted"), "{msgs:?}");
+    assert!(has("lines", &u2, "voices none"), "{msgs:?}");
+    assert!(has("scalars", &u1, "100000"), "{msgs:?}");
+    assert!(has("strategies", &u2, "item for item"), "{msgs:?}");
+}

@@ -38,7 +38,7 @@ impl<'r> OfflineGenerator<'r> {
 }
 
 /// Bumped whenever the rules change output; part of the generate stage fingerprint.
-pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v4";
+pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v5";
 
 impl PreferenceGenerator for OfflineGenerator<'_> {
     fn name(&self) -> &str {
@@ -1026,7 +1026,18 @@ fn inject_conflicts(
             ] {
                 l.retain(|x| *x != item);
             }
-            cj.food.reject_eat = vec![item];
+            cj.food.reject_eat = vec![item.clone()];
+            // prefer_eat and avoid_eat are shared with j's copy_minor partners: they lose the
+            // item too, or the partners would no longer share them
+            for k in copy_minor_unit(ctx, tables, j) {
+                let ck = tables[k]
+                    .1
+                    .city_specific_preferences
+                    .get_mut(city)
+                    .expect("city");
+                ck.food.prefer_eat.retain(|x| *x != item);
+                ck.food.avoid_eat.retain(|x| *x != item);
+            }
         }
     }
     if want_transport {
@@ -1067,6 +1078,31 @@ fn inject_conflicts(
             }
         }
     }
+}
+
+/// The other members that share weak city fields with member `j` (linked to it by copy_minor,
+/// either way, through any chain of such links).
+fn copy_minor_unit(ctx: &TaskContext, tables: &[(String, Preference)], j: usize) -> Vec<usize> {
+    let minor_link = |a: &str, b: &str| {
+        [(a, b), (b, a)].iter().any(|(x, y)| {
+            ctx.archetype.slot(x).is_some_and(|s| {
+                s.strategy == Strategy::CopyMinor && s.reference.as_deref() == Some(*y)
+            })
+        })
+    };
+    let mut unit = vec![j];
+    let mut k = 0;
+    while k < unit.len() {
+        let u = &tables[unit[k]].0;
+        for (i, (v, _)) in tables.iter().enumerate() {
+            if !unit.contains(&i) && minor_link(u, v) {
+                unit.push(i);
+            }
+        }
+        k += 1;
+    }
+    unit.remove(0);
+    unit
 }
 
 fn scrub_transport(tables: &mut [(String, Preference)]) {
