@@ -95,9 +95,17 @@ pub struct LlmArgs {
     /// Estimated tokens per minute (0 = unlimited)
     #[arg(long, help_heading = "LLM generator")]
     pub tpm: Option<u32>,
-    /// Seconds before a request is abandoned and retried
+    /// Seconds the server may stay silent before a request is abandoned and retried (a
+    /// streamed reply that keeps coming is never cut off; a plain reply must arrive within it)
     #[arg(long, value_name = "SECS", help_heading = "LLM generator")]
     pub request_timeout: Option<u64>,
+    /// Ask for plain replies instead of streamed ones (server-sent events)
+    #[arg(long, help_heading = "LLM generator")]
+    pub no_stream: bool,
+    /// The server's context window in tokens per request (default: ask the server: llama.cpp
+    /// /props, vLLM /v1/models, Ollama /api/ps); prompts are fitted to it
+    #[arg(long, value_name = "TOKENS", help_heading = "LLM generator")]
+    pub context_tokens: Option<u32>,
     /// Response cache folder (default llm_cache)
     #[arg(long, help_heading = "LLM generator")]
     pub cache_dir: Option<PathBuf>,
@@ -132,6 +140,8 @@ impl LlmArgs {
             rpm,
             tpm,
             request_timeout,
+            no_stream,
+            context_tokens,
             cache_dir,
             offline_replay,
             price_in,
@@ -183,6 +193,12 @@ impl LlmArgs {
         }
         if let Some(v) = request_timeout {
             l.timeout_secs = v;
+        }
+        if no_stream {
+            l.stream = false;
+        }
+        if let Some(v) = context_tokens {
+            l.context_tokens = v;
         }
         if let Some(v) = cache_dir {
             l.cache_dir = v;

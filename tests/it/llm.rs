@@ -187,6 +187,7 @@ fn injected_faults_are_survived_reported_and_never_leak_the_key() {
         FakeConfig {
             latency: Duration::from_millis(5),
             faults,
+            ..Default::default()
         },
         0,
     )
@@ -267,6 +268,7 @@ fn interrupted_run_resumes_to_the_same_bytes() {
         FakeConfig {
             latency: Duration::from_millis(150),
             faults: Faults::default(),
+            ..Default::default()
         },
         0,
     )
@@ -380,6 +382,7 @@ fn auth_and_quota_errors_stop_the_run_at_once() {
                 require_key: Some("sk-right-key-000".into()),
                 ..Default::default()
             },
+            ..Default::default()
         },
         0,
     )
@@ -407,6 +410,7 @@ fn auth_and_quota_errors_stop_the_run_at_once() {
                 quota_exhausted: true,
                 ..Default::default()
             },
+            ..Default::default()
         },
         0,
     )
@@ -427,6 +431,7 @@ fn servers_without_json_schema_get_json_object() {
                 reject_json_schema: true,
                 ..Default::default()
             },
+            ..Default::default()
         },
         0,
     )
@@ -465,6 +470,7 @@ fn a_model_that_keeps_failing_stops_the_run_early() {
                 always_bad_messages: true,
                 ..Default::default()
             },
+            ..Default::default()
         },
         0,
     )
@@ -500,6 +506,7 @@ fn concurrency_and_request_rate_limits_hold() {
         FakeConfig {
             latency: Duration::from_millis(40),
             faults: Faults::default(),
+            ..Default::default()
         },
         0,
     )
@@ -518,6 +525,7 @@ fn fake(faults: Faults, latency_ms: u64) -> FakeServer {
         FakeConfig {
             latency: Duration::from_millis(latency_ms),
             faults,
+            ..Default::default()
         },
         0,
     )

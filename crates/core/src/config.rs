@@ -311,8 +311,15 @@ pub struct Llm {
     pub requests_per_minute: u32,
     /// (estimated) tokens per minute, 0 = unlimited
     pub tokens_per_minute: u32,
-    /// seconds before a request is abandoned and retried
+    /// seconds the server may stay silent before a request is abandoned and retried (a
+    /// streamed reply that keeps coming is never cut off; a plain reply must arrive within it)
     pub timeout_secs: u64,
+    /// stream replies (server-sent events), falling back to plain replies when the server
+    /// refuses; the cache and the output are the same either way
+    pub stream: bool,
+    /// the server's context window in tokens per request; 0 = ask the server (llama.cpp
+    /// `/props`, vLLM `/v1/models`, Ollama `/api/ps` or `/api/show`). Prompts are fitted to it
+    pub context_tokens: u32,
     /// retries of one request on 5xx, timeouts and connection errors (429s: see below)
     pub max_retries: u32,
     /// seconds the run may spend paused by rate limits (HTTP 429 with or without Retry-After):
@@ -361,6 +368,8 @@ impl Default for Llm {
             requests_per_minute: 0,
             tokens_per_minute: 0,
             timeout_secs: 180,
+            stream: true,
+            context_tokens: 0,
             max_retries: 6,
             rate_limit_budget_secs: 3600,
             backoff_ms: 1000,

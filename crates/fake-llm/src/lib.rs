@@ -61,6 +61,8 @@ pub struct Faults {
     pub require_header: Option<(String, String)>,
     /// 404 unless this query parameter (`name=value`) is on the URL
     pub require_query: Option<String>,
+    /// 400 to `"stream": true` (a server without streaming)
+    pub refuse_stream: bool,
 }
 
 /// Fault kinds in the order `each_kind_first` forces them.
@@ -118,6 +120,12 @@ impl Faults {
 pub struct FakeConfig {
     pub latency: Duration,
     pub faults: Faults,
+    /// the context per request, in the fake's tokens (a prompt's characters / 2): `GET /props`
+    /// says it as llama.cpp does, and a longer prompt gets llama.cpp's 400
+    /// `exceed_context_size_error`; None = no limit and no `/props`
+    pub n_ctx: Option<u64>,
+    /// the pause between the pieces of a streamed reply (a slow server still producing)
+    pub piece_delay: Duration,
 }
 
 impl Default for FakeConfig {
@@ -125,12 +133,15 @@ impl Default for FakeConfig {
         FakeConfig {
             latency: Duration::ZERO,
             faults: Faults::default(),
+            n_ctx: None,
+            piece_delay: Duration::ZERO,
         }
     }
 }
 
 #[derive(Debug, Default)]
 pub struct FakeStats {
+    /// chat-completion requests seen (retries included)
     pub requests: AtomicU64,
     pub completions: AtomicU64,
     pub faults: Mutex<HashMap<String, u64>>,
@@ -156,6 +167,13 @@ pub struct FakeStats {
     pub body_members: Mutex<HashMap<String, u64>>,
     /// names of the request headers seen (lower case), distinct
     pub header_names: Mutex<Vec<String>>,
+    /// replies sent as a stream of events
+    pub streamed: AtomicU64,
+    /// requests to other paths than chat completions (a client learning the context window)
+    pub probes: AtomicU64,
+    /// prompt and completion tokens of every completion sent (as its `usage` says)
+    pub prompt_tokens: AtomicU64,
+    pub completion_tokens: AtomicU64,
 }
 
 /// Requests that reach the server this soon after a 429 may have been sent before the client
@@ -412,7 +430,13 @@ async fn serve(
     sock.set_nodelay(true).ok();
     let mut buf = Vec::new();
     while let Some(req) = read_req(&mut sock, &mut buf).await? {
-        st.requests.fetch_add(1, Ordering::Relaxed);
+        // `requests` counts what a client asks to be completed; other paths (a client asking
+        // for /props, /v1/models ...) are `probes`
+        if req.method == "POST" && req.path.split('?').next().unwrap_or("").ends_with("/chat/completions") {
+            st.requests.fetch_add(1, Ordering::Relaxed);
+        } else {
+            st.probes.fetch_add(1, Ordering::Relaxed);
+        }
         st.arrived();
         st.record(&req);
         // Counted while the request is being worked on, not while its reply is written: the
@@ -437,6 +461,16 @@ async fn serve(
         }
         drop(working);
         let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
+        if req.method == "GET" && path == "/props" {
+            match cfg.n_ctx {
+                Some(n) => {
+                    let body = json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1});
+                    respond(&mut sock, 200, &[], body.to_string().as_bytes(), false).await?
+                }
+                None => respond(&mut sock, 404, &[], br#"{"error": {"message": "not found"}}"#, false).await?,
+            }
+            continue;
+        }
         let query_ok = f
             .require_query
             .as_ref()
@@ -505,6 +539,19 @@ async fn serve(
         if f.reject_max_tokens && body.get("max_tokens").is_some() {
             st.fault("reject_max_tokens");
             respond(&mut sock, 400, &[], br#"{"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}"#, false).await?;
+            continue;
+        }
+        let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+        if f.refuse_stream && stream {
+            st.fault("refuse_stream");
+            respond(&mut sock, 400, &[], br#"{"error": {"message": "stream is not supported by this server", "type": "invalid_request_error"}}"#, false).await?;
+            continue;
+        }
+        let prompt = prompt_tokens(&body);
+        if let Some(n_ctx) = cfg.n_ctx.filter(|&n| prompt >= n) {
+            st.fault("exceed_context");
+            let msg = json!({"error": {"code": 400, "message": format!("request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"), "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": n_ctx}});
+            respond(&mut sock, 400, &[], msg.to_string().as_bytes(), false).await?;
             continue;
         }
         if f.reject_json_schema && rf == "json_schema" {
@@ -600,34 +647,88 @@ async fn serve(
             st.fault(k);
         }
         st.completions.fetch_add(1, Ordering::Relaxed);
-        respond(
-            &mut sock,
-            200,
-            &[],
-            completion(&body, &content, h, parts).as_bytes(),
-            false,
-        )
-        .await?;
+        let reply = completion(&body, &content, h, parts);
+        if let Ok(v) = serde_json::from_str::<Value>(&reply) {
+            let u = |k: &str| v["usage"][k].as_u64().unwrap_or(0);
+            st.prompt_tokens
+                .fetch_add(u("prompt_tokens"), Ordering::Relaxed);
+            st.completion_tokens
+                .fetch_add(u("completion_tokens"), Ordering::Relaxed);
+        }
+        if stream {
+            st.streamed.fetch_add(1, Ordering::Relaxed);
+            respond_stream(&mut sock, &reply, cfg.piece_delay).await?;
+        } else {
+            respond(&mut sock, 200, &[], reply.as_bytes(), false).await?;
+        }
     }
     Ok(())
 }
 
+/// A completion sent as server-sent events in HTTP chunks, as llama.cpp streams: a role
+/// chunk, the content in pieces of a few characters (`delay` apart), the finish chunk, the
+/// usage chunk (`choices: []`), `[DONE]`.
+async fn respond_stream(
+    sock: &mut tokio::net::TcpStream,
+    reply: &str,
+    delay: Duration,
+) -> std::io::Result<()> {
+    let v: Value = serde_json::from_str(reply).unwrap_or(Value::Null);
+    let msg = &v["choices"][0]["message"];
+    let content = match &msg["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    };
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    sock.write_all(head.as_bytes()).await?;
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": v["id"], "object": "chat.completion.chunk", "model": v["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": null}), Value::Null)];
+    let chars: Vec<char> = content.chars().collect();
+    for piece in chars.chunks(8) {
+        let text: String = piece.iter().collect();
+        events.push(chunk(json!({"content": text}), Value::Null));
+    }
+    events.push(chunk(json!({}), v["choices"][0]["finish_reason"].clone()));
+    events.push(json!({"id": v["id"], "object": "chat.completion.chunk", "choices": [], "usage": v["usage"]}));
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 && !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        write_chunk(sock, format!("data: {e}\n\n").as_bytes()).await?;
+    }
+    write_chunk(sock, b"data: [DONE]\n\n").await?;
+    sock.write_all(b"0\r\n\r\n").await?;
+    sock.flush().await
+}
+
+async fn write_chunk(sock: &mut tokio::net::TcpStream, data: &[u8]) -> std::io::Result<()> {
+    sock.write_all(format!("{:x}\r\n", data.len()).as_bytes())
+        .await?;
+    sock.write_all(data).await?;
+    sock.write_all(b"\r\n").await?;
+    sock.flush().await
+}
+
+/// The prompt tokens of a request as the fake counts them: its messages' characters / 2 + 1.
+fn prompt_tokens(req: &Value) -> u64 {
+    let chars: usize = arr(req, "messages")
+        .iter()
+        .map(|m| {
+            m.get("content")
+                .and_then(|c| c.as_str())
+                .map(|s| s.chars().count())
+                .unwrap_or(0)
+        })
+        .sum();
+    chars as u64 / 2 + 1
+}
+
 /// The chat.completion envelope; `parts`: the content as a list of text parts.
 fn completion(req: &Value, content: &str, h: u64, parts: bool) -> String {
-    let prompt_chars: usize = req
-        .get("messages")
-        .and_then(|m| m.as_array())
-        .map(|a| {
-            a.iter()
-                .map(|m| {
-                    m.get("content")
-                        .and_then(|c| c.as_str())
-                        .map(|s| s.chars().count())
-                        .unwrap_or(0)
-                })
-                .sum()
-        })
-        .unwrap_or(0);
+    let prompt = prompt_tokens(req);
     let completion_tokens = content.chars().count() / 2 + 1;
     let content = if parts {
         let cut = content
@@ -644,7 +745,7 @@ fn completion(req: &Value, content: &str, h: u64, parts: bool) -> String {
         "created": 1_700_000_000u64,
         "model": req.get("model").cloned().unwrap_or(Value::Null),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_chars / 2 + 1, "completion_tokens": completion_tokens, "total_tokens": prompt_chars / 2 + 1 + completion_tokens},
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens as u64},
     })
     .to_string()
 }
@@ -658,6 +759,14 @@ fn arr<'a>(v: &'a Value, k: &str) -> Vec<&'a Value> {
 
 fn s(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
+}
+
+/// A candidate's field: column `i` of a row (`["name", …]`), or member `key` of an object.
+fn col(v: &Value, i: usize, key: &str) -> String {
+    match v {
+        Value::Array(r) => r.get(i).map(s).unwrap_or_default(),
+        _ => s(&v[key]),
+    }
 }
 
 /// A valid reply built from the context of the request (the first user message), with the
@@ -731,13 +840,13 @@ fn answer(
             let cats = arr(cc, "attraction_categories");
             let a = |k: usize| {
                 atts.get(k % atts.len().max(1))
-                    .map(|x| s(&x["name"]))
+                    .map(|x| col(x, 0, "name"))
                     .unwrap_or_default()
             };
             let fv = |k: usize| {
                 foods
                     .get(k % foods.len().max(1))
-                    .map(|x| s(&x["value"]))
+                    .map(|x| col(x, 0, "value"))
                     .unwrap_or_default()
             };
             let base = n(&format!("a{mi}{ci}"), atts.len().max(1));
@@ -799,7 +908,7 @@ fn answer(
             let hotels = arr(&cand[&cities[0]], "hotels");
             let hp: Vec<String> = hotels
                 .get(n(&format!("h{mi}"), hotels.len().max(1)))
-                .map(|x| vec![s(&x["category"])])
+                .map(|x| vec![col(x, 0, "category")])
                 .unwrap_or_else(|| vec!["舒适型".into()]);
             let ha: Vec<String> = if hp[0] == "豪华型" {
                 vec!["经济型".into()]
@@ -880,6 +989,6 @@ fn foreign_value(ctx: &Value, foods: &[&Value]) -> String {
     ["重庆火锅", "肠粉", "小龙虾", "过桥米线", "大盘鸡", "沙茶面"]
         .iter()
         .map(|v| v.to_string())
-        .find(|v| !anywhere.contains(v) && !foods.iter().any(|x| s(&x["value"]) == *v))
+        .find(|v| !anywhere.contains(v) && !foods.iter().any(|x| col(x, 0, "value") == *v))
         .unwrap_or_else(|| "重庆火锅".into())
 }

@@ -23,13 +23,16 @@ pub mod cache;
 pub mod client;
 pub mod parse;
 pub mod prompt;
+pub mod stream;
+pub mod window;
 
 use anyhow::{Result, bail};
-use client::{CallError, Format, Stats, Transport};
+use client::{Ask, CallError, Format, Stats, Transport};
 use gtb_core::config::Config;
 use gtb_core::redact::public_url;
 use gtb_generate::{GenError, Generated, PreferenceGenerator, Request, TaskContext, messages};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -43,7 +46,7 @@ pub struct LlmGenerator {
     rt: tokio::runtime::Runtime,
     version: String,
     max_attractions: usize,
-    min_meal_cost: u32,
+    validate: gtb_core::config::Validate,
     conflicts: gtb_core::config::Conflicts,
     busy: Mutex<Duration>,
     memo: prompt::Memo,
@@ -59,6 +62,27 @@ struct Inner {
     message_fallback: bool,
     refresh_rejected: bool,
     rejections: Mutex<Vec<Value>>,
+    /// rejected replies per reason (a reply counts once under each of its reasons)
+    by_reason: Mutex<BTreeMap<&'static str, u64>>,
+    /// requests, turns and tokens per task (cached answers included)
+    tasks: Mutex<BTreeMap<String, TaskUsage>>,
+    /// the server's context window (learnt before the first batch; None inside when unknown):
+    /// prompts and corrections are fitted to it
+    window: std::sync::OnceLock<Option<window::Window>>,
+    /// the configured completion budget per request
+    max_tokens: u32,
+}
+
+/// What one task cost, over its attempts and turns.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+struct TaskUsage {
+    attempts: u64,
+    /// replies received (fresh or from the cache): every turn of every attempt
+    turns: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    rejected: u64,
+    template_lines: u64,
 }
 
 /// How an attempt ended.
@@ -141,7 +165,7 @@ fn headers(specs: &[String], key_header: &str) -> Result<Vec<(String, String)>> 
 }
 
 /// Body members gtb writes itself: --extra-body may not override them.
-const OWN_BODY_KEYS: [&str; 8] = [
+const OWN_BODY_KEYS: [&str; 9] = [
     "model",
     "messages",
     "temperature",
@@ -150,6 +174,7 @@ const OWN_BODY_KEYS: [&str; 8] = [
     "seed",
     "response_format",
     "stream",
+    "stream_options",
 ];
 
 /// `--extra-body` as body members (`,"k":v,…`, in the given order).
@@ -168,7 +193,7 @@ fn extra_body(text: &str) -> Result<String> {
     for (k, v) in &m {
         if OWN_BODY_KEYS.contains(&k.as_str()) {
             bail!(
-                "--extra-body: {k:?} is set by gtb (use --model, --temperature, --max-tokens, --max-tokens-param, --response-format); streaming is not supported"
+                "--extra-body: {k:?} is set by gtb (use --model, --temperature, --max-tokens, --max-tokens-param, --response-format, --no-stream)"
             );
         }
         out.push(',');
@@ -267,13 +292,8 @@ impl LlmGenerator {
             "response_format": l.response_format, "send_seed": l.send_seed, "max_attractions": l.max_attractions,
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
             "max_tokens_param": l.max_tokens_param, "extra_body": extra_body,
-            "headers": client::headers_digest(&headers),
+            "headers": client::headers_digest(&headers), "validate": cfg.validate,
         });
-        let version = format!(
-            "{prompt_version} model={} params={}",
-            l.model,
-            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12]
-        );
         let stats = Arc::new(Stats::default());
         let settings = client::Settings {
             endpoint,
@@ -283,10 +303,11 @@ impl LlmGenerator {
             key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
             headers,
             extra_body,
-            prompt_version,
+            prompt_version: prompt_version.clone(),
             temperature: l.temperature,
             max_tokens: l.max_tokens,
             token_param,
+            stream: l.stream,
             negotiate_token_param: l.max_tokens_param == "auto",
             send_seed: l.send_seed,
             format,
@@ -310,6 +331,14 @@ impl LlmGenerator {
             let _g = rt.enter();
             Transport::new(settings, &l.cache_dir, stats.clone())?
         };
+        // the window is learnt when the first batch needs it (a run that reuses every stage
+        // asks the server nothing); like the model behind a name, it is not part of the
+        // fingerprint: the prompts it shapes are part of every cache key
+        let version = format!(
+            "{prompt_version} model={} params={}",
+            l.model,
+            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12],
+        );
         let inner = Arc::new(Inner {
             transport,
             stats,
@@ -317,13 +346,17 @@ impl LlmGenerator {
             message_fallback: l.message_fallback,
             refresh_rejected: l.refresh_rejected,
             rejections: Mutex::new(Vec::new()),
+            by_reason: Mutex::new(BTreeMap::new()),
+            tasks: Mutex::new(BTreeMap::new()),
+            window: std::sync::OnceLock::new(),
+            max_tokens: l.max_tokens,
         });
         Ok(LlmGenerator {
             inner,
             rt,
             version,
             max_attractions: l.max_attractions,
-            min_meal_cost: cfg.validate.min_meal_cost,
+            validate: cfg.validate.clone(),
             conflicts: cfg.generate.conflicts.clone(),
             busy: Mutex::new(Duration::ZERO),
             memo: Default::default(),
@@ -352,6 +385,12 @@ impl LlmGenerator {
         let t0 = Instant::now();
         let stats = &self.inner.stats;
         stats.batch_done.store(0, Ordering::Relaxed);
+        if self.inner.window.get().is_none() {
+            let w = self
+                .rt
+                .block_on(self.inner.transport.window(self.cfg.context_tokens));
+            self.inner.window.set(w).ok();
+        }
         let progress = Progress::start(&self.rt, stats.clone(), items.len(), &self.inner.transport);
         // Prompts are built (in parallel, by rayon) just ahead of what is in flight: the first
         // requests leave at once, the rest of the CPU work overlaps the network waits, and at
@@ -365,26 +404,36 @@ impl LlmGenerator {
                 .rt
                 .block_on(slots.clone().acquire_many_owned(part.len() as u32))
                 .expect("window open");
-            let prompts: Vec<prompt::TaskPrompt> = part
+            let set = prompt::Settings {
+                max_attractions: self.max_attractions,
+                conflicts: &self.conflicts,
+                validate: &self.validate,
+                window: self.inner.window().map(|w| (w, self.inner.max_tokens)),
+            };
+            let prompts: Vec<Result<prompt::TaskPrompt, String>> = part
                 .par_iter()
-                .map(|(ctx, _, fb)| {
-                    prompt::build(
-                        ctx,
-                        &self.memo,
-                        self.max_attractions,
-                        &self.conflicts,
-                        self.min_meal_cost,
-                        *fb,
-                    )
-                })
+                .map(|(ctx, _, fb)| prompt::build(ctx, &self.memo, &set, *fb))
                 .collect();
             let mut permits = Some(permits);
             for (p, (ctx, attempt, _)) in prompts.into_iter().zip(part) {
                 let inner = self.inner.clone();
                 let (task, seed, attempt) = (ctx.skeleton.task_id.clone(), ctx.seed, *attempt);
                 let permit = permits.as_mut().and_then(|ps| ps.split(1));
+                if p
+                    .as_ref()
+                    .is_ok_and(|p| p.attractions_offered < self.max_attractions)
+                {
+                    Stats::add(&self.inner.stats.fitted_prompts, 1);
+                }
                 handles.push(self.rt.spawn(async move {
-                    let out = inner.attempt(p, task, seed, attempt).await;
+                    let out = match p {
+                        Ok(p) => inner.attempt(p, task, seed, attempt).await,
+                        // no prompt fits the window: no retry can cure it, the run stops
+                        Err(m) => {
+                            inner.transport.set_fatal(m.clone());
+                            JobOut::Failed(GenError(m))
+                        }
+                    };
                     drop(permit);
                     out
                 }));
@@ -399,6 +448,7 @@ impl LlmGenerator {
                 Ok(JobOut::Done(g)) => Ok(g),
                 Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
                 Ok(JobOut::TemplateLines(tables)) => {
+                    self.inner.usage(&ctx.skeleton.task_id, |u| u.template_lines += 1);
                     let mut rng = gtb_core::rng::item_rng(
                         ctx.seed,
                         "llm-messages",
@@ -436,13 +486,20 @@ impl LlmGenerator {
                 "sent": g(&s.sent), "received": g(&s.received), "cached": g(&s.cached), "retries": g(&s.retries),
                 "failed": g(&s.failed), "http_429": g(&s.http_429), "http_5xx": g(&s.http_5xx), "http_other": g(&s.http_other),
                 "timeouts": g(&s.timeouts), "connection_errors": g(&s.connection_errors), "malformed_bodies": g(&s.malformed_bodies),
+                "context_overflows": g(&s.context_overflows),
                 "format_downgrades": g(&s.format_downgrades), "final_concurrency": self.inner.transport.concurrency(),
                 "rate_limited_seconds": g(&s.rate_limited_ms) as f64 / 1000.0,
             },
             "replies": {
                 "rejected": g(&s.rejected_replies), "corrections": g(&s.corrections), "attempts_ok": g(&s.attempts_ok),
                 "attempts_failed": g(&s.attempts_failed), "template_messages": g(&s.message_fallbacks),
+                "compacted_corrections": g(&s.compacted_corrections),
             },
+            // per reason, the rejected replies that had it (a reply counts once per reason)
+            "rejections_by_reason": self.inner.by_reason.lock().expect("by_reason").clone(),
+            "context_window": self.inner.window(),
+            "fitted_prompts": g(&s.fitted_prompts),
+            "streamed": self.inner.transport.streaming(),
             "tokens": {
                 "this_run": {"prompt": g(&s.prompt_tokens), "completion": g(&s.completion_tokens)},
                 "from_cache": {"prompt": g(&s.cached_prompt_tokens), "completion": g(&s.cached_completion_tokens)},
@@ -455,6 +512,8 @@ impl LlmGenerator {
                 "dataset": round(cost(g(&s.prompt_tokens) + g(&s.cached_prompt_tokens), g(&s.completion_tokens) + g(&s.cached_completion_tokens))),
             },
             "generate_wall_seconds": (self.busy().as_secs_f64() * 1000.0).round() / 1000.0,
+            // per task (cached answers included): attempts, turns, tokens, rejected replies
+            "tasks": self.inner.tasks.lock().expect("tasks").clone(),
             "rejections": self.inner.rejections.lock().expect("rejections").clone(),
         })
     }
@@ -530,6 +589,7 @@ impl LlmGenerator {
         let mut summary = report;
         if let Some(o) = summary.as_object_mut() {
             o.remove("rejections");
+            o.remove("tasks");
         }
         for m in manifests {
             let Ok(bytes) = std::fs::read(m) else {
@@ -573,6 +633,7 @@ impl Inner {
         seed: u64,
         attempt: u32,
     ) -> JobOut {
+        self.usage(&task, |u| u.attempts += 1);
         let out = self.converse(&p, &task, seed, attempt).await;
         match &out {
             JobOut::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
@@ -589,6 +650,32 @@ impl Inner {
         out
     }
 
+    /// The server's context window, once learnt and when known.
+    fn window(&self) -> Option<&window::Window> {
+        self.window.get().and_then(Option::as_ref)
+    }
+
+    /// Update the usage of one task.
+    fn usage(&self, task: &str, f: impl FnOnce(&mut TaskUsage)) {
+        f(self
+            .tasks
+            .lock()
+            .expect("tasks")
+            .entry(task.to_string())
+            .or_default());
+    }
+
+    /// The completion budget of a request: the configured one, cut to what the window leaves
+    /// once the conversation is in.
+    fn max_tokens_for(&self, conv: &[Value]) -> u32 {
+        match self.window() {
+            Some(w) => w
+                .max_tokens(self.max_tokens, window::estimate_messages(conv))
+                .max(window::MIN_REPLY.min(self.max_tokens)),
+            None => self.max_tokens,
+        }
+    }
+
     async fn converse(
         &self,
         p: &prompt::TaskPrompt,
@@ -596,18 +683,30 @@ impl Inner {
         seed: u64,
         attempt: u32,
     ) -> JobOut {
-        let mut conv = vec![
+        let first = vec![
             json!({"role": "system", "content": p.system}),
             json!({"role": "user", "content": p.user}),
         ];
-        let mut last_problems: Vec<String> = Vec::new();
+        let mut conv = first.clone();
+        let mut last_problems: Vec<parse::Problem> = Vec::new();
         for turn in 0..=self.max_corrections {
             let label = format!("{task} attempt {attempt} turn {turn}");
-            let seed = Self::request_seed(seed, task, attempt, turn);
-            let (c, parsed) = match self.ask(p, &conv, seed, &label).await {
+            let ask = Ask {
+                messages: &conv,
+                schema: &p.schema_json,
+                seed: Self::request_seed(seed, task, attempt, turn),
+                max_tokens: self.max_tokens_for(&conv),
+                label: &label,
+            };
+            let (c, parsed) = match self.ask(p, &ask).await {
                 Ok(x) => x,
                 Err(m) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
             };
+            self.usage(task, |u| {
+                u.turns += 1;
+                u.prompt_tokens += c.prompt_tokens;
+                u.completion_tokens += c.completion_tokens;
+            });
             let mut problems = match parsed {
                 Ok(parsed) => match parsed.messages {
                     Ok(messages) => {
@@ -628,18 +727,20 @@ impl Inner {
             if c.finish_reason == "length" {
                 problems.insert(
                     0,
-                    "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）".into(),
+                    parse::Problem::new(
+                        parse::Reason::Truncated,
+                        "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）",
+                    ),
                 );
             }
             self.reject(task, attempt, turn, &c, &problems, false);
-            last_problems = problems.clone();
             if turn < self.max_corrections {
                 Stats::add(&self.stats.corrections, 1);
-                conv.push(json!({"role": "assistant", "content": c.content}));
-                conv.push(json!({"role": "user", "content": prompt::correction(&problems)}));
+                conv = self.correction_turn(&first, &c, &problems);
             }
+            last_problems = problems;
         }
-        let shown: Vec<String> = last_problems.iter().take(5).cloned().collect();
+        let shown: Vec<&str> = last_problems.iter().take(5).map(|p| p.text.as_str()).collect();
         JobOut::Rejected(GenError(format!(
             "LLM reply rejected after {} turn(s): {}",
             self.max_corrections + 1,
@@ -647,26 +748,63 @@ impl Inner {
         )))
     }
 
+    /// The conversation of a correction turn: the first turn, the previous reply (as compact
+    /// JSON: its whitespace is no use to anyone; left out when it was no JSON at all, the
+    /// problems say so), and the problems. When that would not leave the reply its room in the
+    /// window, only what must be fixed is sent: the first turn and the problems.
+    fn correction_turn(
+        &self,
+        first: &[Value],
+        reply: &client::Completion,
+        problems: &[parse::Problem],
+    ) -> Vec<Value> {
+        let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
+        let fix = json!({"role": "user", "content": prompt::correction(&texts)});
+        let mut conv = first.to_vec();
+        if let Ok(said) = parse::extract_json(&reply.content) {
+            conv.push(json!({"role": "assistant", "content": said.to_string()}));
+        }
+        conv.push(fix.clone());
+        let fits = self.window().is_none_or(|w| {
+            w.fits(self.max_tokens, window::estimate_messages(&conv))
+        });
+        if fits || conv.len() == first.len() + 1 {
+            return conv;
+        }
+        Stats::add(&self.stats.compacted_corrections, 1);
+        let mut conv = first.to_vec();
+        conv.push(fix);
+        conv
+    }
+
     /// One turn's reply, parsed. With `refresh_rejected`, a cached reply the checks reject is
     /// asked for again (once), and the new reply replaces it in the cache.
     async fn ask(
         &self,
         p: &prompt::TaskPrompt,
-        conv: &[Value],
-        seed: u64,
-        label: &str,
-    ) -> Result<(client::Completion, Result<parse::Parsed, Vec<String>>), String> {
-        let chat = |use_cache: bool| {
-            self.transport
-                .chat(conv, &p.schema_json, seed, label, use_cache)
-        };
-        let c = chat(true).await.map_err(CallError::message)?;
+        ask: &Ask<'_>,
+    ) -> Result<
+        (
+            client::Completion,
+            Result<parse::Parsed, Vec<parse::Problem>>,
+        ),
+        String,
+    > {
+        let c = self
+            .transport
+            .chat(ask, true)
+            .await
+            .map_err(CallError::message)?;
         let parsed = parse::parse(p, &c.content);
         let rejected = parsed.as_ref().map_or(true, |x| x.messages.is_err());
         if !(rejected && c.cached && self.refresh_rejected) {
             return Ok((c, parsed));
         }
-        let c = chat(false).await.map_err(CallError::message)?;
+        let c = self
+            .transport
+            .chat(ask, false)
+            .await
+            .map_err(CallError::message)?;
         let parsed = parse::parse(p, &c.content);
         Ok((c, parsed))
     }
@@ -677,13 +815,24 @@ impl Inner {
         attempt: u32,
         turn: u32,
         c: &client::Completion,
-        problems: &[String],
+        problems: &[parse::Problem],
         fallback: bool,
     ) {
         Stats::add(&self.stats.rejected_replies, 1);
+        self.usage(task, |u| u.rejected += 1);
+        let mut reasons: Vec<&'static str> = problems.iter().map(|p| p.reason.as_str()).collect();
+        reasons.sort();
+        reasons.dedup();
+        {
+            let mut by = self.by_reason.lock().expect("by_reason");
+            for r in &reasons {
+                *by.entry(r).or_default() += 1;
+            }
+        }
+        let texts: Vec<&str> = problems.iter().map(|p| p.text.as_str()).collect();
         let mut r = self.rejections.lock().expect("rejections");
         if r.len() < MAX_REJECTIONS_LISTED {
-            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "problems": problems}));
+            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "reasons": reasons, "problems": texts}));
         }
     }
 }
@@ -724,6 +873,35 @@ struct Progress {
     handle: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// Tokens per second received, over the last few seconds.
+struct Rate {
+    samples: std::collections::VecDeque<(Instant, u64)>,
+}
+
+impl Rate {
+    /// How far back the rate looks.
+    const SPAN: Duration = Duration::from_secs(10);
+    fn new(count: u64) -> Rate {
+        Rate {
+            samples: std::iter::once((Instant::now(), count)).collect(),
+        }
+    }
+    fn update(&mut self, count: u64) -> f64 {
+        let now = Instant::now();
+        self.samples.push_back((now, count));
+        while self.samples.len() > 2 && now - self.samples[0].0 > Self::SPAN {
+            self.samples.pop_front();
+        }
+        let (t, c) = self.samples[0];
+        let secs = (now - t).as_secs_f64();
+        if secs < 0.5 {
+            0.0
+        } else {
+            count.saturating_sub(c) as f64 / secs
+        }
+    }
+}
+
 impl Progress {
     fn start(
         rt: &tokio::runtime::Runtime,
@@ -759,14 +937,16 @@ impl Progress {
             }
             let t0 = Instant::now();
             let mut last_line = Instant::now();
+            let mut rate = Rate::new(Stats::get(&stats.received_pieces));
             loop {
                 let done = Stats::get(&stats.batch_done);
                 let msg = format!(
-                    "done {done} · cached {} · failed {} · in flight {} (limit {limit}) · sent {}",
+                    "done {done} · cached {} · failed {} · in flight {} (limit {limit}) · sent {} · {:.0} tok/s",
                     Stats::get(&stats.cached) - base.0,
                     Stats::get(&stats.attempts_failed) - base.1,
                     Stats::get(&stats.in_flight),
-                    Stats::get(&stats.sent) - base.2
+                    Stats::get(&stats.sent) - base.2,
+                    rate.update(Stats::get(&stats.received_pieces))
                 );
                 pb.set_position(done);
                 pb.set_message(msg.clone());

@@ -4,7 +4,7 @@
 //! `gtb validate FILE` reports both.
 
 mod certificate;
-mod contradictions;
+pub mod contradictions;
 pub mod food;
 mod format;
 pub use format::duplicate_task_ids;

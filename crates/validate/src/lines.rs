@@ -792,21 +792,25 @@ fn mention(
     })
 }
 
+/// The terms of one city of the inventory: what the validator and the LLM reply checks read
+/// its lines with.
+pub fn inventory_terms(res: &gtb_resources::Resources, id: gtb_resources::CityId) -> Terms {
+    let i = id as usize;
+    Terms::city(
+        &res.city(id).name,
+        res.attractions[i].iter().map(|a| a.name.as_str()),
+        res.aliases[i]
+            .iter()
+            .map(|a| (a.alias.as_str(), a.name.as_str())),
+        &res.food[i],
+    )
+}
+
 /// The terms of one city of the inventory, built once per validator.
 fn city_terms<'v>(v: &'v Validator, city: &str) -> Option<&'v Terms> {
     let id = v.res.city_id(city)?;
     let cell = v.city_terms.get(id as usize)?;
-    Some(cell.get_or_init(|| {
-        let aliases = &v.res.aliases[id as usize];
-        Terms::city(
-            city,
-            v.res.attractions[id as usize]
-                .iter()
-                .map(|a| a.name.as_str()),
-            aliases.iter().map(|a| (a.alias.as_str(), a.name.as_str())),
-            &v.res.food[id as usize],
-        )
-    }))
+    Some(cell.get_or_init(|| inventory_terms(v.res, id)))
 }
 
 pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
