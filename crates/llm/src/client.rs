@@ -113,6 +113,8 @@ pub struct Stats {
     pub compacted_corrections: AtomicU64,
     /// prompts fitted to the window with fewer attraction candidates
     pub fitted_prompts: AtomicU64,
+    /// items of accepted replies named in two tiers, resolved as the validator's fix does
+    pub resolved_clashes: AtomicU64,
 }
 
 impl Stats {
@@ -742,7 +744,11 @@ impl Transport {
     /// as long as the server keeps sending: it is cut off only when nothing comes for the
     /// timeout (a slow server still producing tokens is never asked again). A streamed `200`
     /// is assembled into the `chat.completion` body a plain request gets.
-    async fn exchange(&self, req: reqwest::RequestBuilder, streaming: bool) -> Result<Reply, String> {
+    async fn exchange(
+        &self,
+        req: reqwest::RequestBuilder,
+        streaming: bool,
+    ) -> Result<Reply, String> {
         let t = self.s.timeout;
         let silent = |pieces: u64| {
             Stats::add(&self.stats.timeouts, 1);
@@ -850,7 +856,10 @@ impl Transport {
                     w.tokens, w.source
                 );
                 if let Err(e) = record(&path, w) {
-                    eprintln!("llm: warning: cannot record the window in {}: {e}", path.display());
+                    eprintln!(
+                        "llm: warning: cannot record the window in {}: {e}",
+                        path.display()
+                    );
                 }
             }
             None => eprintln!(
@@ -865,8 +874,9 @@ impl Transport {
         self.streaming.load(Ordering::Relaxed)
     }
 
-    /// A 400/422 that refuses streaming: plain replies from now on (with the whole-request
-    /// timeout). False when the complaint is about something else.
+    /// A 400/422 to a streamed request that refuses streaming: plain replies from now on (with
+    /// the whole-request timeout; requests refused while the first refusal was read switch too).
+    /// False when the complaint is about something else.
     fn refuse_stream(&self, text: &str) -> bool {
         let lower = text.to_lowercase();
         // the word, not "upstream"
@@ -876,7 +886,7 @@ impl Transport {
                 .next_back()
                 .is_some_and(|c| c.is_ascii_alphabetic())
         });
-        if !(self.streaming() && said) {
+        if !said {
             return false;
         }
         Stats::add(&self.stats.http_other, 1);
@@ -905,8 +915,13 @@ impl Transport {
         let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
         let e = &v["error"];
         let numbers = match (e["n_prompt_tokens"].as_u64(), e["n_ctx"].as_u64()) {
-            (Some(p), Some(c)) => format!("the request has {p} prompt tokens, the server's context is {c} per request"),
-            _ => format!("the server said: {}", text.chars().take(300).collect::<String>()),
+            (Some(p), Some(c)) => format!(
+                "the request has {p} prompt tokens, the server's context is {c} per request"
+            ),
+            _ => format!(
+                "the server said: {}",
+                text.chars().take(300).collect::<String>()
+            ),
         };
         Some(format!(
             "{label}: the server refused the request for its length ({numbers}). gtb did not know the window: pass --context-tokens N (llama.cpp: -c divided by -np; vLLM: --max-model-len; Ollama: OLLAMA_CONTEXT_LENGTH) so that prompts are fitted to it, or start the server with a larger context, or lower --max-tokens / llm.max_attractions"

@@ -419,8 +419,7 @@ impl LlmGenerator {
                 let inner = self.inner.clone();
                 let (task, seed, attempt) = (ctx.skeleton.task_id.clone(), ctx.seed, *attempt);
                 let permit = permits.as_mut().and_then(|ps| ps.split(1));
-                if p
-                    .as_ref()
+                if p.as_ref()
                     .is_ok_and(|p| p.attractions_offered < self.max_attractions)
                 {
                     Stats::add(&self.inner.stats.fitted_prompts, 1);
@@ -448,7 +447,8 @@ impl LlmGenerator {
                 Ok(JobOut::Done(g)) => Ok(g),
                 Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
                 Ok(JobOut::TemplateLines(tables)) => {
-                    self.inner.usage(&ctx.skeleton.task_id, |u| u.template_lines += 1);
+                    self.inner
+                        .usage(&ctx.skeleton.task_id, |u| u.template_lines += 1);
                     let mut rng = gtb_core::rng::item_rng(
                         ctx.seed,
                         "llm-messages",
@@ -499,6 +499,8 @@ impl LlmGenerator {
             "rejections_by_reason": self.inner.by_reason.lock().expect("by_reason").clone(),
             "context_window": self.inner.window(),
             "fitted_prompts": g(&s.fitted_prompts),
+            // items of accepted tables named in two tiers, kept in the stronger (the build's fix)
+            "resolved_clashes": g(&s.resolved_clashes),
             "streamed": self.inner.transport.streaming(),
             "tokens": {
                 "this_run": {"prompt": g(&s.prompt_tokens), "completion": g(&s.completion_tokens)},
@@ -707,6 +709,11 @@ impl Inner {
                 u.prompt_tokens += c.prompt_tokens;
                 u.completion_tokens += c.completion_tokens;
             });
+            if let Ok(parsed) = &parsed
+                && parsed.messages.is_ok()
+            {
+                Stats::add(&self.stats.resolved_clashes, parsed.resolved as u64);
+            }
             let mut problems = match parsed {
                 Ok(parsed) => match parsed.messages {
                     Ok(messages) => {
@@ -716,6 +723,7 @@ impl Inner {
                         });
                     }
                     Err(msg_problems) if turn == self.max_corrections && self.message_fallback => {
+                        Stats::add(&self.stats.resolved_clashes, parsed.resolved as u64);
                         self.reject(task, attempt, turn, &c, &msg_problems, true);
                         Stats::add(&self.stats.message_fallbacks, 1);
                         return JobOut::TemplateLines(parsed.tables);
@@ -740,7 +748,11 @@ impl Inner {
             }
             last_problems = problems;
         }
-        let shown: Vec<&str> = last_problems.iter().take(5).map(|p| p.text.as_str()).collect();
+        let shown: Vec<&str> = last_problems
+            .iter()
+            .take(5)
+            .map(|p| p.text.as_str())
+            .collect();
         JobOut::Rejected(GenError(format!(
             "LLM reply rejected after {} turn(s): {}",
             self.max_corrections + 1,
@@ -765,9 +777,9 @@ impl Inner {
             conv.push(json!({"role": "assistant", "content": said.to_string()}));
         }
         conv.push(fix.clone());
-        let fits = self.window().is_none_or(|w| {
-            w.fits(self.max_tokens, window::estimate_messages(&conv))
-        });
+        let fits = self
+            .window()
+            .is_none_or(|w| w.fits(self.max_tokens, window::estimate_messages(&conv)));
         if fits || conv.len() == first.len() + 1 {
             return conv;
         }

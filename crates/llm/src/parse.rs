@@ -20,6 +20,9 @@ use serde_json::Value;
 pub struct Parsed {
     pub tables: Vec<(String, Preference)>,
     pub messages: Result<Vec<Message>, Vec<Problem>>,
+    /// items the tables named in two tiers (or rejected areas around a must_visit), resolved
+    /// as the validator's fix does: the stronger tier keeps them
+    pub resolved: usize,
 }
 
 /// Why a reply was rejected (`llm_report.json` counts rejections per reason).
@@ -37,8 +40,6 @@ pub enum Reason {
     Vocabulary,
     /// avg_budget or intensity outside its plausible range, or under min_budget
     Scalar,
-    /// one member naming an item in two tiers, or rejecting the area of a sight it must visit
-    Contradiction,
     /// a copy strategy not honoured, or a member copying another's city preferences
     Strategy,
     /// an opening line missing, too long, not Chinese, or with forbidden text
@@ -58,7 +59,6 @@ impl Reason {
             Reason::UnknownName => "unknown_name",
             Reason::Vocabulary => "vocabulary",
             Reason::Scalar => "scalar_range",
-            Reason::Contradiction => "contradiction",
             Reason::Strategy => "strategy",
             Reason::LineForm => "line_form",
             Reason::LineDisagrees => "line_disagrees",
@@ -647,51 +647,34 @@ fn check_messages(
     }
 }
 
-/// The validator's table gates a reply can fail: an item in two tiers of one member (or the
-/// reject of an area around a sight the member must visit), and the archetype's strategies
-/// (copies are exact by construction; a member must not copy another's city preferences).
-/// The build would fix the first kind silently, so that template lines made from the reply's
-/// tables could voice an item the kept table no longer has: the model corrects them instead.
-fn table_gates(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem> {
-    let mut out = Vec::new();
-    for (u, t) in tables {
-        for c in gtb_validate::contradictions::clashes(t) {
-            let place = if c.city.is_empty() {
-                String::new()
-            } else {
-                format!("在{}", c.city)
-            };
-            out.push(Problem::new(
-                Reason::Contradiction,
-                format!(
-                    "{u} {place}的「{}」同时出现在 {} 和 {} 中：一个值只能放在一个档位",
-                    c.item, c.stronger, c.field
-                ),
-            ));
-        }
-        for c in &p.cities {
-            let Some(cp) = t.city_specific_preferences.get(&c.name) else {
-                continue;
-            };
-            let a = &cp.attractions;
-            for r in &a.reject_visit {
-                if let Some(m) = a.must_visit.iter().find(|m| *m != r && c.covers(r, m)) {
-                    out.push(Problem::new(
-                        Reason::Contradiction,
-                        format!(
-                            "{u} 在{}拒绝的「{r}」是其必去景点「{m}」所在的景区：拒绝景区即拒绝其中的景点",
-                            c.name
-                        ),
-                    ));
-                }
-            }
-        }
+/// Resolve what the validator's fixes would change in one member's table, so that the table
+/// the reply is checked with is the one the build keeps (and template lines are made from it):
+/// an item named in two tiers stays in the stronger (`contradictions::resolve`), and a reject
+/// of the scenic area around a sight the member must visit goes. Returns how many were resolved.
+fn resolve(p: &TaskPrompt, t: &mut Preference) -> usize {
+    let mut n = gtb_validate::contradictions::resolve(t).len();
+    for c in &p.cities {
+        let Some(cp) = t.city_specific_preferences.get_mut(&c.name) else {
+            continue;
+        };
+        let a = &mut cp.attractions;
+        let must = a.must_visit.clone();
+        let before = a.reject_visit.len();
+        a.reject_visit
+            .retain(|r| !must.iter().any(|m| m != r && c.covers(r, m)));
+        n += before - a.reject_visit.len();
     }
+    n
+}
+
+/// The archetype's strategies, the validator's `strategies` gate (copies are exact by
+/// construction; a member must not copy another's city preferences).
+fn strategy_gate(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem> {
     let refs: Vec<(&str, &Preference)> = tables.iter().map(|(u, t)| (u.as_str(), t)).collect();
-    for issue in gtb_validate::strategies::issues(&p.archetype, &refs) {
-        out.push(Problem::new(Reason::Strategy, issue.message_zh()));
-    }
-    out
+    gtb_validate::strategies::issues(&p.archetype, &refs)
+        .iter()
+        .map(|i| Problem::new(Reason::Strategy, i.message_zh()))
+        .collect()
 }
 
 /// Parse and check a reply. `Err` lists the problems of the tables (or of the JSON itself).
@@ -714,6 +697,7 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
     };
     let prefs = prefs.clone();
     let mut tables: Vec<(String, Preference)> = Vec::new();
+    let mut resolved = 0;
     for m in &p.members {
         let Some(mv) = prefs.get(&m.user) else {
             cx.bad(Reason::Shape, format!("preferences 缺少成员 {}", m.user));
@@ -783,23 +767,26 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
                 );
             }
         }
-        tables.push((
-            m.user.clone(),
-            Preference {
-                global_constraints: global,
-                city_specific_preferences: cities,
-            },
-        ));
+        let mut table = Preference {
+            global_constraints: global,
+            city_specific_preferences: cities,
+        };
+        resolved += resolve(p, &mut table);
+        tables.push((m.user.clone(), table));
     }
     if !cx.problems.is_empty() {
         return Err(cx.problems);
     }
-    let gates = table_gates(p, &tables);
+    let gates = strategy_gate(p, &tables);
     if !gates.is_empty() {
         return Err(gates);
     }
     let messages = check_messages(p, &tables, msgs);
-    Ok(Parsed { tables, messages })
+    Ok(Parsed {
+        tables,
+        messages,
+        resolved,
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Bump when the meaning of the prompts or of the context changes (the file digest is added).
-pub const PROMPTS_VERSION: &str = "prompts-v3";
+pub const PROMPTS_VERSION: &str = "prompts-v4";
 
 pub const SYSTEM: &str = include_str!("../../../prompts/system.md");
 pub const STRATEGY_INDEPENDENT: &str = include_str!("../../../prompts/strategy_independent.md");
@@ -113,7 +113,11 @@ impl CityCandidates {
     }
     /// Whether rejecting `area` rejects `spot` too: the same place, or an area it lies in.
     pub fn covers(&self, area: &str, spot: &str) -> bool {
-        area == spot || self.areas.get(spot).is_some_and(|a| a.iter().any(|x| x == area))
+        area == spot
+            || self
+                .areas
+                .get(spot)
+                .is_some_and(|a| a.iter().any(|x| x == area))
     }
 }
 
@@ -174,9 +178,12 @@ pub struct Settings<'a> {
 /// (a member names up to two it must visit and one it rejects).
 const MIN_ATTRACTIONS: usize = 4;
 
+/// The fewest food values a city is offered when a prompt is fitted to the window.
+const MIN_FOOD: usize = 8;
+
 /// Build the prompt of a task attempt, fitted to the server's context window when it is
-/// known: with fewer attraction candidates per city until the messages leave the reply its
-/// room. `Err` says why no prompt fits.
+/// known: with fewer attraction candidates (and food values) per city until the messages
+/// leave the reply its room. `Err` says why no prompt fits.
 pub fn build(
     ctx: &TaskContext,
     memo: &Memo,
@@ -460,7 +467,10 @@ fn system_text(v: &gtb_core::config::Validate) -> String {
     for s in Scalar::ALL {
         let r = v.scalar_range(s);
         let name = s.path().rsplit('.').next().unwrap_or_default();
-        text = text.replace(&format!("{{{name}}}"), &format!("{}–{}", r.start(), r.end()));
+        text = text.replace(
+            &format!("{{{name}}}"),
+            &format!("{}–{}", r.start(), r.end()),
+        );
     }
     text
 }
@@ -514,7 +524,10 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
             .map(|s| s.to_string())
             .collect();
     }
-    let food = food_values(ctx, c);
+    // a prompt fitted to a small window offers fewer food values too (the first, the city's
+    // own categories and dishes, stay)
+    let mut food = food_values(ctx, c);
+    food.truncate(max_attractions.max(MIN_FOOD));
     let hotels: Vec<Value> = res.hotels[c as usize]
         .iter()
         .map(|h| json!([h.category, h.price_low, h.price_high]))
@@ -532,9 +545,7 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         ),
         (
             "food",
-            Value::Array(
-                food.iter().map(|(v, k, p)| json!([v, k, p])).collect(),
-            ),
+            Value::Array(food.iter().map(|(v, k, p)| json!([v, k, p])).collect()),
         ),
         ("hotels", Value::Array(hotels)),
     ]);
@@ -872,7 +883,13 @@ mod tests {
         // parts of parts join the outermost offered area (华山南峰 itself is not offered)
         assert_eq!(
             rows(&v),
-            ["华山", "华山西峰 in 华山", "翠云宫 in 华山", "长空栈道 in 华山", "西岳庙"]
+            [
+                "华山",
+                "华山西峰 in 华山",
+                "翠云宫 in 华山",
+                "长空栈道 in 华山",
+                "西岳庙"
+            ]
         );
         // no area offered: the part names the area it lies in
         let v = attractions_json(&atts, &[3, 4]);

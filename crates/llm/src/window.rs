@@ -37,7 +37,9 @@ impl Window {
     /// The reply's room reserved when prompts are fitted: the configured completion budget,
     /// but never more than half the window (a prompt keeps the other half).
     pub fn reply_reserve(&self, max_tokens: u32) -> u32 {
-        max_tokens.min(self.tokens / 2).max(MIN_REPLY.min(self.tokens / 2))
+        max_tokens
+            .min(self.tokens / 2)
+            .max(MIN_REPLY.min(self.tokens / 2))
     }
     /// The tokens a first turn's messages may take.
     pub fn prompt_budget(&self, max_tokens: u32) -> u32 {
@@ -128,12 +130,10 @@ impl Probe<'_> {
     pub async fn learn(&self) -> Option<Window> {
         let (v1, root) = roots(self.endpoint);
         let found = |tokens: Option<u64>, source: String| {
-            tokens
-                .filter(|&t| t > 0)
-                .map(|t| Window {
-                    tokens: t.min(u32::MAX as u64) as u32,
-                    source,
-                })
+            tokens.filter(|&t| t > 0).map(|t| Window {
+                tokens: t.min(u32::MAX as u64) as u32,
+                source,
+            })
         };
         if let Some(v) = self.get_json(&format!("{root}/props"), None).await {
             let n = v["default_generation_settings"]["n_ctx"].as_u64();
@@ -169,7 +169,10 @@ impl Probe<'_> {
             let loaded = v["models"].as_array().cloned().unwrap_or_default();
             let n = loaded
                 .iter()
-                .find(|m| m["name"].as_str() == Some(self.model) || m["model"].as_str() == Some(self.model))
+                .find(|m| {
+                    m["name"].as_str() == Some(self.model)
+                        || m["model"].as_str() == Some(self.model)
+                })
                 .and_then(|m| m["context_length"].as_u64());
             if let Some(n) = n.filter(|&n| n > 0) {
                 return Some(Window {
@@ -179,7 +182,9 @@ impl Probe<'_> {
             }
         }
         let body = serde_json::json!({"model": self.model});
-        let v = self.get_json(&format!("{root}/api/show"), Some(&body)).await?;
+        let v = self
+            .get_json(&format!("{root}/api/show"), Some(&body))
+            .await?;
         let params = v["parameters"].as_str().unwrap_or("");
         let n = params.lines().find_map(|l| {
             let mut it = l.split_whitespace();
@@ -206,7 +211,9 @@ impl Probe<'_> {
 /// Where a learnt window is recorded for offline replays: one file per endpoint and model.
 pub fn record_path(cache_root: &Path, scope: &str, model: &str) -> PathBuf {
     let h = blake3::hash(format!("{scope}\0{model}").as_bytes()).to_hex();
-    cache_root.join("windows").join(format!("{}.json", &h[..32]))
+    cache_root
+        .join("windows")
+        .join(format!("{}.json", &h[..32]))
 }
 
 /// The recorded window of an endpoint and model, if any.
@@ -219,7 +226,10 @@ pub fn record(path: &Path, w: &Window) -> std::io::Result<()> {
     let dir = path.parent().expect("a folder");
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".window.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(w).map_err(std::io::Error::other)?)?;
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(w).map_err(std::io::Error::other)?,
+    )?;
     std::fs::rename(&tmp, path)
 }
 
@@ -253,7 +263,10 @@ mod tests {
     fn roots_of_base_urls() {
         assert_eq!(
             roots("http://127.0.0.1:8080/v1/chat/completions"),
-            ("http://127.0.0.1:8080/v1".into(), "http://127.0.0.1:8080".into())
+            (
+                "http://127.0.0.1:8080/v1".into(),
+                "http://127.0.0.1:8080".into()
+            )
         );
         assert_eq!(
             roots("http://h/api/v1/chat/completions?x=1"),

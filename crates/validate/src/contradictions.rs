@@ -54,14 +54,16 @@ pub struct Clash {
     pub item: String,
 }
 
-/// The items of a table named in two tiers of one field (the LLM reply checks reject such a
-/// table, so that its template lines are built from the table the build keeps).
-pub fn clashes(p: &Preference) -> Vec<Clash> {
+/// Resolve the items of a table named in two tiers of one field as the build does (the
+/// stronger tier keeps them), and say which. The LLM reply checks apply it to a reply's tables
+/// at once, so that the lines are checked against, and template lines made from, the table the
+/// build keeps.
+pub fn resolve(p: &mut Preference) -> Vec<Clash> {
     let mut log = Log {
-        mode: Mode::Audit,
+        mode: Mode::Fix,
         found: Vec::new(),
     };
-    member(&mut p.clone(), &mut log);
+    member(p, &mut log);
     log.found
 }
 

@@ -5,8 +5,9 @@
 //!   social unit has one budget, transport, intensity and hotel choice).
 //! * A `copy_minor` member also shares, per city, its reference's category_pref, prefer_eat
 //!   and avoid_eat (couples and family pairs do in the release).
-//! * No member's city preferences are another's, item for item: an `independent` member
-//!   writes its own, and even a `copy_minor` member's must / reject fields are its own.
+//! * No member's city preferences are another's, item for item: an `independent` or
+//!   `copy_moderate` member writes its own. Only a `copy_minor` member, which writes its must
+//!   and reject fields beside the weak ones it shares, may agree with its reference on them.
 //!
 //! The LLM reply checks (`gtb_llm::parse`) run the same [`issues`].
 
@@ -128,10 +129,13 @@ pub fn issues(a: &Archetype, tables: &[(&str, &Preference)]) -> Vec<StrategyIssu
             }
         }
     }
+    // a copy_minor member writes only its must / reject fields beside its reference's shared
+    // ones: the two may agree on them (both must see the landmark); nobody else may
     for (i, (u, p)) in tables.iter().enumerate() {
-        let same = tables[..i].iter().find(|(_, q)| {
+        let same = tables[..i].iter().find(|(v, q)| {
             !p.city_specific_preferences.is_empty()
                 && q.city_specific_preferences == p.city_specific_preferences
+                && !a.minor_linked(u, v)
         });
         if let Some((other, _)) = same {
             out.push(StrategyIssue::Copies {
