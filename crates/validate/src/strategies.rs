@@ -12,7 +12,8 @@
 //! The LLM reply checks (`gtb_llm::parse`) run the same [`issues`].
 
 use super::{Mode, Outcome, Validator, finding};
-use gtb_core::task::{CityPref, Preference, Task};
+use gtb_core::prefs::ListField;
+use gtb_core::task::{Preference, Task};
 use gtb_resources::{Archetype, Strategy};
 
 /// A table that does not follow its strategy.
@@ -32,15 +33,11 @@ pub enum StrategyIssue {
 }
 
 /// The weak fields a copy_minor member inherits, per city.
-const WEAK: [(&str, fn(&CityPref) -> &[String]); 4] = [
-    ("attractions.category_pref.positive", |c| {
-        &c.attractions.category_pref.positive
-    }),
-    ("attractions.category_pref.negative", |c| {
-        &c.attractions.category_pref.negative
-    }),
-    ("food.prefer_eat", |c| &c.food.prefer_eat),
-    ("food.avoid_eat", |c| &c.food.avoid_eat),
+const WEAK: [ListField; 4] = [
+    ListField::CategoryPositive,
+    ListField::CategoryNegative,
+    ListField::PreferEat,
+    ListField::AvoidEat,
 ];
 
 impl StrategyIssue {
@@ -118,12 +115,16 @@ pub fn issues(a: &Archetype, tables: &[(&str, &Preference)]) -> Vec<StrategyIssu
                 let Some(rc) = reference.city_specific_preferences.get(city) else {
                     continue;
                 };
-                for (field, _) in WEAK.iter().filter(|(_, get)| get(c) != get(rc)) {
+                let (g, rg) = (&own.global_constraints, &reference.global_constraints);
+                for field in WEAK
+                    .iter()
+                    .filter(|f| f.get(g, Some(c)) != f.get(rg, Some(rc)))
+                {
                     out.push(StrategyIssue::Weak {
                         user: slot.user.clone(),
                         reference: r.to_string(),
                         city: city.clone(),
-                        field,
+                        field: field.spec().path,
                     });
                 }
             }
