@@ -126,12 +126,15 @@ fn issue20_validate_flags_lines_scalars_and_copied_members() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // a group whose first two members write their own city preferences
+    let own = [
+        "2-3", "2-4", "3-3", "3-4", "4-3", "4-4", "5-1", "5-2", "6-1",
+    ];
     let t = tasks
         .iter_mut()
-        .find(|t| t.user_preferences.len() >= 2)
-        .expect("a task with two members");
-    let users: Vec<String> = t.user_preferences.keys().cloned().collect();
-    let (u1, u2) = (users[0].clone(), users[1].clone());
+        .find(|t| own.contains(&t.metadata.group_id.as_str()))
+        .expect("a group of friends");
+    let (u1, u2) = ("User1".to_string(), "User2".to_string());
     let city = t.metadata.cities[0].clone();
     // u1 says its own must_visit is one it will never visit; u2 says nothing of its table
     let must = t.user_preferences[&u1].preference.city_specific_preferences[&city]
