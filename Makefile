@@ -8,9 +8,12 @@ empty :=
 space := $(empty) $(empty)
 OUT ?= $(if $(SEED)$(N),output/$(subst $(space),-,$(strip $(if $(SEED),seed-$(SEED)) $(if $(N),n-$(N)))))
 ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) $(if $(OUT),--out $(OUT))
-GTB := target/release/gtb
+# the binary cargo built, wherever its target folder is (CARGO_TARGET_DIR, a .cargo/config.toml
+# target-dir): cargo says where (evaluated when a recipe needs it)
+TARGET_DIR = $(shell cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+GTB = $(TARGET_DIR)/release/gtb
 
-.PHONY: dataset build test llm-e2e bench clusters raw-data install
+.PHONY: dataset build test llm-e2e bench clusters raw-data install slurm-e2e
 
 # the compile is shown (the first one takes a few minutes), then the build's own progress
 dataset: build
@@ -31,6 +34,11 @@ test:
 # cannot fetch them); the test starts the server itself and stops it however it ends
 llm-e2e:
 	scripts/engine-test.sh llama llm_e2e::
+
+# deploy/slurm/submit.sh on a real single-node Slurm (Debian's packages, installed when missing;
+# "skipped: <why>" when they cannot be): 4 shards + merge, a cancelled shard resumed
+slurm-e2e:
+	scripts/engine-test.sh slurm slurm_e2e::
 
 # the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench
 bench:

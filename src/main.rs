@@ -1,13 +1,37 @@
-//! gtb: a dataset builder for GroupTravelBench-style multi-user travel-planning tasks. The
-//! command line (`cli`) is a thin layer over `gtb_ops`; docs/ARCHITECTURE.md has the map.
+//! gtb: a dataset builder for GroupTravelBench-style multi-user travel-planning tasks.
+//!
+//! `args` is the raw command line, `settings` resolves it once with the config file into a
+//! validated `Settings`, and `commands` has one file per subcommand over `gtb_ops`.
+//! docs/ARCHITECTURE.md has the map of the crates.
 
-mod cli;
+mod args;
+mod commands;
+mod settings;
+
+use clap::Parser;
+use std::process::ExitCode;
 
 /// mimalloc: the pipeline allocates and frees millions of short strings (task fields), where
 /// glibc's malloc took about a quarter of a build's time.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> std::process::ExitCode {
-    cli::main()
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    let run = settings::Settings::resolve(cli).and_then(|s| {
+        if s.cfg.run.threads > 0 {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(s.cfg.run.threads)
+                .build_global()
+                .ok();
+        }
+        commands::run(s)
+    });
+    match run {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,8 +1,9 @@
 //! Whole-pipeline tests: format, quotas, determinism, stage reuse.
 
 use crate::common::*;
+use gtb_build::BuildStage;
 use gtb_core::task::Task;
-use gtb_pipeline::Decision;
+use gtb_pipeline::{Change, DirtyReason, Freshness, InputChange};
 
 fn lines(path: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -147,27 +148,33 @@ fn rerun_reuses_fresh_stages_and_names_why_a_stale_one_reruns() {
         first
             .stages
             .iter()
-            .all(|(_, d)| matches!(d, Decision::Rerun(_)))
+            .all(|r| matches!(r.freshness, Freshness::Dirty(_)))
     );
     let second = build(&cfg, 2);
     assert!(
-        second.stages.iter().all(|(_, d)| *d == Decision::Fresh),
+        second.stages.iter().all(|r| r.freshness.is_fresh()),
         "{:?}",
         second.stages
     );
     assert_eq!(first.splits[0].sha256, second.splits[0].sha256);
     cfg.generate.conflicts.food = 0.5;
     let third = build(&cfg, 2);
-    let d: std::collections::HashMap<_, _> = third.stages.into_iter().collect();
-    assert_eq!(d["test/sample"], Decision::Fresh);
+    let d = |stage| third.freshness("test", stage).unwrap().clone();
+    assert_eq!(d(BuildStage::Sample), Freshness::Fresh);
     assert_eq!(
-        d["test/generate"],
-        Decision::Rerun("config generate changed".into())
+        d(BuildStage::Generate),
+        Freshness::Dirty(DirtyReason::InputsChanged(vec![InputChange {
+            key: "config generate".into(),
+            how: Change::Changed,
+        }]))
     );
+    let validate = d(BuildStage::Validate);
     assert!(
-        matches!(&d["test/validate"], Decision::Rerun(r) if r.contains("upstream generate")),
-        "{:?}",
-        d["test/validate"]
+        matches!(
+            &validate,
+            Freshness::Dirty(DirtyReason::InputsChanged(c)) if c.iter().any(|c| c.key == "upstream generate")
+        ),
+        "{validate:?}"
     );
 }
 
@@ -175,17 +182,17 @@ fn rerun_reuses_fresh_stages_and_names_why_a_stale_one_reruns() {
 fn splits_share_no_skeleton_signature() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
-    let plan = gtb_ops::BuildPlan {
+    let req = gtb_build::BuildRequest {
         splits: vec![("test".into(), 60), ("train".into(), 300)],
         holdout_cities: 8,
-        ..gtb_ops::BuildPlan::new(cfg.clone())
+        ..gtb_build::BuildRequest::new(cfg.clone())
     };
-    let s = gtb_ops::build(&plan).unwrap();
+    let s = gtb_build::build(&req).unwrap();
     let read = |p: &std::path::Path| -> std::collections::HashSet<String> {
         std::fs::read_to_string(p)
             .unwrap()
             .lines()
-            .map(|l| gtb_ops::build::signature_of(&serde_json::from_str(l).unwrap()))
+            .map(|l| gtb_build::signature_of(&serde_json::from_str(l).unwrap()))
             .collect()
     };
     let test = read(&s.splits[0].path);
@@ -244,19 +251,19 @@ fn builds_anywhere_from_the_embedded_data() {
 fn issue14_01_explain_of_fresh_splits_reuses_every_stage() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
-    let plan = gtb_ops::BuildPlan {
+    let req = gtb_build::BuildRequest {
         splits: vec![("test".into(), 30), ("train".into(), 60)],
-        ..gtb_ops::BuildPlan::new(cfg)
+        ..gtb_build::BuildRequest::new(cfg)
     };
-    gtb_ops::build(&plan).unwrap();
-    let explain = gtb_ops::BuildPlan {
+    gtb_build::build(&req).unwrap();
+    let explain = gtb_build::BuildRequest {
         explain: true,
-        ..plan.clone()
+        ..req.clone()
     };
-    let s = gtb_ops::build(&explain).unwrap();
+    let s = gtb_build::build(&explain).unwrap();
     assert_eq!(s.stages.len(), 10);
     assert!(
-        s.stages.iter().all(|(_, d)| *d == Decision::Fresh),
+        s.stages.iter().all(|r| r.freshness.is_fresh()),
         "{:?}",
         s.stages
     );

@@ -33,13 +33,13 @@ pub fn shared() -> Option<PathBuf> {
     }
 }
 
-pub fn build(cfg: &Config, threads: usize) -> gtb_ops::BuildSummary {
-    let plan = gtb_ops::BuildPlan::new(cfg.clone());
+pub fn build(cfg: &Config, threads: usize) -> gtb_build::BuildSummary {
+    let req = gtb_build::BuildRequest::new(cfg.clone());
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap()
-        .install(|| gtb_ops::build(&plan))
+        .install(|| gtb_build::build(&req))
         .expect("build")
 }
 

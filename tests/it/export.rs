@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 fn build_into(dir: &Path, n: usize, splits: &[(&str, usize)]) -> PathBuf {
     let mut cfg = config_in(dir);
     cfg.run.n = n;
-    let plan = gtb_ops::BuildPlan {
+    let req = gtb_build::BuildRequest {
         splits: splits.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
-        ..gtb_ops::BuildPlan::new(cfg.clone())
+        ..gtb_build::BuildRequest::new(cfg.clone())
     };
-    gtb_ops::build(&plan).expect("build");
+    gtb_build::build(&req).expect("build");
     cfg.run.out
 }
 

@@ -18,11 +18,11 @@ fn issue14_hf_export_loads_with_datasets() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = crate::common::config_in(dir.path());
     cfg.run.n = 60;
-    let plan = gtb_ops::BuildPlan {
+    let req = gtb_build::BuildRequest {
         splits: vec![("test".into(), 25), ("train".into(), 35)],
-        ..gtb_ops::BuildPlan::new(cfg.clone())
+        ..gtb_build::BuildRequest::new(cfg.clone())
     };
-    gtb_ops::build(&plan).expect("build");
+    gtb_build::build(&req).expect("build");
     let hf = dir.path().join("hf");
     export(&ExportOptions {
         rows_per_file: 15,

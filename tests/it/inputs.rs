@@ -231,7 +231,7 @@ fn issue13_08_user_facing_errors_hold_no_rust_debug_structs() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = data_copy(dir.path());
     edit_archetypes(&cfg, "age = [20, 33]", "age = [105, 110]");
-    let e = format!("{:#}", gtb_ops::sample(&cfg).unwrap_err());
+    let e = format!("{:#}", gtb_build::sample(&cfg).unwrap_err());
     assert!(e.contains("age 105–110"), "{e}");
     // a class no combination falls in: the thresholds in words
     cfg.sample.thresholds = Some(gtb_core::difficulty::Thresholds {
@@ -241,7 +241,7 @@ fn issue13_08_user_facing_errors_hold_no_rust_debug_structs() {
     let dir2 = tempfile::tempdir().unwrap();
     let mut cfg2 = data_copy(dir2.path());
     cfg2.sample.thresholds = cfg.sample.thresholds;
-    let e2 = format!("{:#}", gtb_ops::sample(&cfg2).unwrap_err());
+    let e2 = format!("{:#}", gtb_build::sample(&cfg2).unwrap_err());
     assert!(e2.contains("easy below 0.5, hard above 9.5"), "{e2}");
     for m in [&e, &e2] {
         for debug in ["ProfileFilter", "Thresholds {", "Some(", "Release", " {"] {

@@ -30,8 +30,8 @@ fn llm_config(dir: &Path, server: &FakeServer, key_var: &str, n: usize) -> Confi
     cfg
 }
 
-fn run(cfg: &Config) -> anyhow::Result<gtb_ops::BuildSummary> {
-    gtb_ops::build(&gtb_ops::BuildPlan::new(cfg.clone()))
+fn run(cfg: &Config) -> anyhow::Result<gtb_build::BuildSummary> {
+    gtb_build::build(&gtb_build::BuildRequest::new(cfg.clone()))
 }
 
 fn requests(s: &FakeServer) -> u64 {

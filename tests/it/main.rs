@@ -8,6 +8,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod architecture;
 mod audit;
 mod build_pipeline;
 mod cli_snapshots;
@@ -27,6 +28,7 @@ mod raw_data;
 mod robustness;
 mod sample_distribution;
 mod shards;
+mod slurm_e2e;
 mod store_build;
 mod store_chinatravel;
 mod store_osm;

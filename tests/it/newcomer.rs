@@ -60,3 +60,51 @@ fn issue14_05_readme_says_where_the_binary_is_and_what_is_needed() {
     assert!(cargo.contains("rust-version = \"1.89\""));
     assert!(readme.contains("Rust 1.89"));
 }
+
+/// Issue 23: with `CARGO_TARGET_DIR` set (a shared target folder), `make dataset` runs the
+/// binary cargo built there; it used to run `target/release/gtb` and fail with Error 127.
+/// The target folder here is this build's own, reached by another path (a symlink), so that
+/// nothing is compiled again and a binary under `target/` cannot stand in for it.
+#[test]
+fn issue23_make_dataset_runs_the_binary_in_cargo_target_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = std::path::Path::new(env!("CARGO_BIN_EXE_gtb"))
+        .parent()
+        .and_then(|release| release.parent())
+        .unwrap()
+        .to_path_buf();
+    let shared = tmp.path().join("shared-target");
+    std::os::unix::fs::symlink(&target, &shared).unwrap();
+    let out = tmp.path().join("out");
+    let o = std::process::Command::new("make")
+        .arg("dataset")
+        .arg("N=20")
+        .arg(format!("OUT={}", out.display()))
+        // a user's shell, not the variables cargo gives a test (some reach build scripts'
+        // fingerprints and would rebuild ring and all above it)
+        .env_clear()
+        .envs(std::env::vars().filter(|(k, _)| {
+            [
+                "PATH",
+                "HOME",
+                "CARGO_HOME",
+                "RUSTUP_HOME",
+                "RUSTUP_TOOLCHAIN",
+            ]
+            .contains(&k.as_str())
+        }))
+        .env("CARGO_TARGET_DIR", &shared)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let ran = format!("{}/release/gtb build", shared.display());
+    assert!(stdout.contains(&ran), "make did not run {ran}:\n{stdout}");
+    let lines = std::fs::read_to_string(out.join("test.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 20);
+}

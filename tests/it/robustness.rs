@@ -190,11 +190,11 @@ fn issue13_03_unbounded_arguments_are_refused_with_clear_errors() {
         ),
         (
             &["build", "--n", "18446744073709551615"],
-            "run.n (--n) is 18446744073709551615: a plan has at most 10000000 tasks",
+            "run.n (--n) is 18446744073709551615: a build has at most 10000000 tasks",
         ),
         (
             &["build", "--n", "100000000"],
-            "run.n (--n) is 100000000: a plan has at most 10000000 tasks",
+            "run.n (--n) is 100000000: a build has at most 10000000 tasks",
         ),
         (
             &["build", "--n", "2000000"],
@@ -215,7 +215,7 @@ fn issue13_03_unbounded_arguments_are_refused_with_clear_errors() {
     ];
     for (args, message) in cases {
         let o = gtb().args(args).arg("--out").arg(&out).output().unwrap();
-        // 1: refused by the plan, 2: by the argument parser; never a panic (101)
+        // 1: refused by the settings check, 2: by the argument parser; never a panic (101)
         assert!(
             matches!(o.status.code(), Some(1 | 2)),
             "{args:?}: {}",
@@ -345,7 +345,8 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
             "NOTE: no user namespace for a tmpfs here: the ENOSPC case is covered by the file size limit below only"
         ),
     }
-    // a file size limit: generate.jsonl (3.2 MB) fits, validate.jsonl (3.5 MB) does not
+    // a file size limit: the work folder's first large artifact, generate.jsonl (3.5 MB),
+    // does not fit
     let out = dir.path().join("out");
     // bash: its `ulimit -f` counts KiB (POSIX sh may count 512-byte blocks)
     let o = Command::new("bash")
@@ -362,12 +363,12 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("stage validate: writing ")
-            && err.contains(&format!("{}/.work/validate.jsonl.tmp", out.display()))
+        err.contains("stage generate: writing ")
+            && err.contains(&format!("{}/.work/generate.jsonl.tmp", out.display()))
             && err.contains("File too large"),
         "{err}"
     );
-    assert!(err.contains("validate  failed"), "{err}");
+    assert!(err.contains("generate  failed"), "{err}");
     assert_eq!(temps(&out), Vec::<PathBuf>::new());
     assert!(!out.join("test.jsonl").exists() && !out.join("manifest.json").exists());
 }

@@ -8,7 +8,7 @@ fn sample_650_matches_paper_shapes() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_in(dir.path());
     let res = gtb_ops::load_resources(&cfg).unwrap();
-    let sk = gtb_ops::sample(&cfg).unwrap();
+    let sk = gtb_build::sample(&cfg).unwrap();
     assert_eq!(sk.len(), 650);
     let dests: std::collections::HashSet<&String> =
         sk.iter().flat_map(|s| s.cities.iter()).collect();
@@ -101,6 +101,6 @@ fn unsatisfiable_quota_is_a_clear_error() {
         easy_below: 0.5,
         hard_above: 9.0,
     });
-    let e = gtb_ops::sample(&cfg).expect_err("must fail").to_string();
+    let e = gtb_build::sample(&cfg).expect_err("must fail").to_string();
     assert!(e.contains("unsatisfiable quotas"), "{e}");
 }

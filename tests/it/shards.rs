@@ -1,6 +1,6 @@
 //! Issue 14 item 2: `gtb build --shard I/N` and `gtb merge` give the unsharded build's bytes,
 //! offline and with an LLM (concurrent shard processes sharing one cache); merge refuses
-//! what is not one whole plan; leakage-free splits work in shards.
+//! what is not one whole build; leakage-free splits work in shards.
 
 use crate::common::*;
 use gtb_fake_llm::{FakeConfig, FakeServer};
@@ -176,7 +176,7 @@ fn issue14_02_merge_refuses_missing_duplicated_and_foreign_shards() {
         ],
         &["shard 1/3 of split test is given twice"],
     );
-    // a shard of another seed: another plan
+    // a shard of another seed: another build
     let other = dir.path().join("other");
     let mut a = strings(&[
         "build",
@@ -189,7 +189,7 @@ fn issue14_02_merge_refuses_missing_duplicated_and_foreign_shards() {
     ok(gtb(&a));
     refuse(
         &[shards[0].clone(), shards[1].clone(), other],
-        &["is a shard of another plan", "config run.seed changed"],
+        &["is a shard of another build", "config run.seed changed"],
     );
     // a slice changed after it was built
     let lines = shards[1].join("validated.jsonl");
@@ -221,7 +221,7 @@ fn issue14_02_leakage_free_splits_in_shards() {
         let sigs: std::collections::HashSet<String> = std::fs::read_to_string(m.join(&f))
             .unwrap()
             .lines()
-            .map(|l| gtb_ops::build::signature_of(&serde_json::from_str(l).unwrap()))
+            .map(|l| gtb_build::signature_of(&serde_json::from_str(l).unwrap()))
             .collect();
         for other in &seen {
             assert!(sigs.is_disjoint(other), "{name} shares a signature");

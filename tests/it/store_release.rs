@@ -330,7 +330,7 @@ fn release_fixture_of_338k_pois_imports_with_the_expected_counts() {
     bcfg.paths.resources = Some(out.clone());
     bcfg.run.n = 650;
     let t = std::time::Instant::now();
-    let b = gtb_ops::build(&gtb_ops::BuildPlan::new(bcfg.clone())).unwrap();
+    let b = gtb_build::build(&gtb_build::BuildRequest::new(bcfg.clone())).unwrap();
     eprintln!(
         "650 tasks over 338,000 POIs: {:.2}s",
         t.elapsed().as_secs_f64()

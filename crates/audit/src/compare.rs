@@ -1,8 +1,8 @@
 //! Side-by-side comparison of two audits. Both sides are reduced to a [`Profile`]: named
 //! categorical distributions (counts) and named scalars. A task file gives one through
-//! [`Report::profile`], the paper's published figures through [`super::paper::profile`].
+//! [`Report::profile`], the paper's published figures through `paper::profile` (which builds on this module).
 
-use super::report::{CONFLICT_KINDS, Report};
+use super::report::Report;
 use super::stats::{self, ChiSquare};
 use serde::Serialize;
 
@@ -81,13 +81,101 @@ pub const CONFLICT_DISTS: [(&str, &str); 3] = [
         "tasks with a transport must/reject clash",
     ),
 ];
-pub const CONFLICT_SHARES: [(&str, &str); 3] = [
-    ("conflict_share_attractions", "conflict share, attractions"),
-    ("conflict_share_food", "conflict share, food"),
-    ("conflict_share_transport", "conflict share, transport"),
-];
 pub const WITH_CONFLICT: &str = "with a clash";
 pub const WITHOUT_CONFLICT: &str = "without";
+
+/// How a profile reads a scalar from a report.
+type Read = fn(&Report) -> Option<f64>;
+
+/// The scalars of a profile, in the order reports show them: key, title, unit, value (a scalar
+/// without a value is left out).
+pub(crate) const SCALARS: [(&str, &str, Unit, Read); 18] = [
+    ("tasks", "tasks", Unit::Count, |r| Some(r.tasks as f64)),
+    ("users", "users with preferences", Unit::Count, |r| {
+        Some(r.users.users as f64)
+    }),
+    ("users_per_task", "users per task", Unit::Number, |r| {
+        r.users.users_per_task
+    }),
+    (
+        "atomic_points",
+        "atomic preference points",
+        Unit::Count,
+        |r| Some(r.users.atomic_points as f64),
+    ),
+    (
+        "points_per_user",
+        "atomic points per user",
+        Unit::Number,
+        |r| r.users.points_per_user,
+    ),
+    (
+        "compromisable_share",
+        "compromisable users",
+        Unit::Share,
+        |r| r.users.compromisable_share,
+    ),
+    ("budget_min", "budget min", Unit::Yuan, |r| {
+        r.budget.as_ref().map(|b| b.min as f64)
+    }),
+    ("budget_max", "budget max", Unit::Yuan, |r| {
+        r.budget.as_ref().map(|b| b.max as f64)
+    }),
+    ("budget_mean", "budget mean", Unit::Yuan, |r| {
+        r.budget.as_ref().map(|b| b.mean)
+    }),
+    ("budget_median", "budget median", Unit::Yuan, |r| {
+        r.budget.as_ref().map(|b| b.median)
+    }),
+    (
+        "conflict_share_attractions",
+        "conflict share, attractions",
+        Unit::Share,
+        |r| r.conflict("attractions").and_then(|c| c.share),
+    ),
+    (
+        "conflict_share_food",
+        "conflict share, food",
+        Unit::Share,
+        |r| r.conflict("food").and_then(|c| c.share),
+    ),
+    (
+        "conflict_share_transport",
+        "conflict share, transport",
+        Unit::Share,
+        |r| r.conflict("transport").and_then(|c| c.share),
+    ),
+    (
+        "destination_cities",
+        "distinct destination cities",
+        Unit::Count,
+        |r| Some(r.diversity.destination_cities as f64),
+    ),
+    (
+        "departure_cities",
+        "distinct departure cities",
+        Unit::Count,
+        |r| Some(r.diversity.departure_cities as f64),
+    ),
+    (
+        "destination_gini",
+        "Gini of destination frequency",
+        Unit::Number,
+        |r| r.diversity.destination_gini,
+    ),
+    (
+        "destination_entropy",
+        "normalised entropy of destinations",
+        Unit::Number,
+        |r| r.diversity.destination_entropy,
+    ),
+    (
+        "top10_must_visit_share",
+        "share of must_visit held by top-10 POIs",
+        Unit::Share,
+        |r| r.diversity.top10_must_visit_share,
+    ),
+];
 
 impl Report {
     /// The comparable view of this report.
@@ -163,84 +251,9 @@ impl Report {
         });
 
         let mut s = Scalars::default();
-        let u = &self.users;
-        s.push("tasks", "tasks", Unit::Count, Some(self.tasks as f64));
-        s.push(
-            "users",
-            "users with preferences",
-            Unit::Count,
-            Some(u.users as f64),
-        );
-        s.push(
-            "users_per_task",
-            "users per task",
-            Unit::Number,
-            u.users_per_task,
-        );
-        s.push(
-            "atomic_points",
-            "atomic preference points",
-            Unit::Count,
-            Some(u.atomic_points as f64),
-        );
-        s.push(
-            "points_per_user",
-            "atomic points per user",
-            Unit::Number,
-            u.points_per_user,
-        );
-        s.push(
-            "compromisable_share",
-            "compromisable users",
-            Unit::Share,
-            u.compromisable_share,
-        );
-        if let Some(b) = &self.budget {
-            s.push("budget_min", "budget min", Unit::Yuan, Some(b.min as f64));
-            s.push("budget_max", "budget max", Unit::Yuan, Some(b.max as f64));
-            s.push("budget_mean", "budget mean", Unit::Yuan, Some(b.mean));
-            s.push("budget_median", "budget median", Unit::Yuan, Some(b.median));
+        for (key, title, unit, read) in SCALARS {
+            s.push(key, title, unit, read(self));
         }
-        for kind in CONFLICT_KINDS {
-            let (key, title) =
-                CONFLICT_SHARES[CONFLICT_KINDS.iter().position(|k| *k == kind).unwrap()];
-            s.push(
-                key,
-                title,
-                Unit::Share,
-                self.conflict(kind).and_then(|c| c.share),
-            );
-        }
-        s.push(
-            "destination_cities",
-            "distinct destination cities",
-            Unit::Count,
-            Some(d.destination_cities as f64),
-        );
-        s.push(
-            "departure_cities",
-            "distinct departure cities",
-            Unit::Count,
-            Some(d.departure_cities as f64),
-        );
-        s.push(
-            "destination_gini",
-            "Gini of destination frequency",
-            Unit::Number,
-            d.destination_gini,
-        );
-        s.push(
-            "destination_entropy",
-            "normalised entropy of destinations",
-            Unit::Number,
-            d.destination_entropy,
-        );
-        s.push(
-            "top10_must_visit_share",
-            "share of must_visit held by top-10 POIs",
-            Unit::Share,
-            d.top10_must_visit_share,
-        );
         Profile {
             label: self.source.clone(),
             dists,

@@ -5,6 +5,7 @@ use super::report::{BAD_LINES_LISTED, BadLine, Report, Tally};
 use anyhow::Result;
 use gtb_core::task::Task;
 use rayon::prelude::*;
+use std::io::Read;
 use std::path::Path;
 
 /// The UTF-8 byte-order mark some editors put at the start of a file.
@@ -62,60 +63,125 @@ fn chunks(bytes: &[u8], target: usize) -> Vec<&[u8]> {
     out
 }
 
-/// One worker's share: its tally, plus what is needed to number its bad lines globally.
-#[derive(Default)]
-struct Part {
-    tally: Tally,
-    /// (chunk, line within the chunk from 0, message)
-    bad: Vec<(usize, usize, String)>,
-    /// (chunk, newlines in it)
-    newlines: Vec<(usize, usize)>,
+/// What a pass over a task file does with its lines: `fold` takes each non-blank line (its
+/// 1-based number in the file, and the task or why it is not one) into a worker's
+/// accumulator, `merge` joins two accumulators. Workers see the lines of a piece of the file
+/// in order, but the pieces in any order: the result must not depend on the order of merging
+/// (counts, or lists sorted afterwards).
+pub trait LineFold: Sync {
+    type Acc: Send;
+    fn init(&self) -> Self::Acc;
+    fn fold(&self, acc: &mut Self::Acc, line: usize, task: std::result::Result<Task, String>);
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
 }
 
-/// Count every task of `bytes`, whose first line is line `first_line` of the file. Lines are
-/// parsed in parallel, in chunks of about 1 MB; malformed lines are kept in the tally with their
-/// 1-based line numbers. Returns the tally and the number of newlines in `bytes`.
-fn tally_block(bytes: &[u8], first_line: usize) -> (Tally, usize) {
+/// The lines of `bytes` (whose first line is line `first_line` of the file), parsed in
+/// parallel in pieces of about 1 MB; returns the accumulator and the newlines of `bytes`.
+fn fold_block<F: LineFold>(f: &F, bytes: &[u8], first_line: usize) -> (F::Acc, usize) {
     let pieces = chunks(bytes, 1 << 20);
-    let part = pieces
+    // the first line number of each piece, counted before the parallel parse
+    let mut firsts = Vec::with_capacity(pieces.len());
+    let mut line = first_line;
+    for piece in &pieces {
+        firsts.push(line);
+        line += memchr::memchr_iter(b'\n', piece).count();
+    }
+    let acc = pieces
         .par_iter()
-        .enumerate()
-        .fold(Part::default, |mut acc, (k, chunk)| {
-            let mut lines = 0;
-            for (i, raw) in chunk.split(|&b| b == b'\n').enumerate() {
-                lines = i;
-                match parse_line(raw) {
-                    None => {}
-                    Some(Ok(t)) => acc.tally.add(&t),
-                    Some(Err(message)) => acc.bad.push((k, i, message)),
+        .zip(firsts)
+        .fold(
+            || f.init(),
+            |mut acc, (piece, first)| {
+                fold_piece(f, &mut acc, piece, first);
+                acc
+            },
+        )
+        .reduce(|| f.init(), |a, b| f.merge(a, b));
+    (acc, line - first_line)
+}
+
+/// One piece's lines, in order. One UTF-8 check for the piece, so that serde skips its check
+/// of every string; a piece that is not UTF-8 is parsed line by line to say which line is not.
+fn fold_piece<F: LineFold>(f: &F, acc: &mut F::Acc, piece: &[u8], first: usize) {
+    match simdutf8::basic::from_utf8(piece) {
+        Ok(text) => {
+            for (i, line) in text.split('\n').enumerate() {
+                if let Some(task) = parse_text(line) {
+                    f.fold(acc, first + i, task);
                 }
             }
-            acc.newlines.push((k, lines));
-            acc
-        })
-        .reduce(Part::default, |mut a, b| {
-            a.tally = a.tally.merge(b.tally);
-            a.bad.extend(b.bad);
-            a.newlines.extend(b.newlines);
-            a
-        });
-    // first line number of each chunk
-    let mut first = vec![0; pieces.len()];
-    let mut newlines = part.newlines;
-    newlines.sort_unstable();
-    let mut line = first_line;
-    for (k, n) in newlines {
-        first[k] = line;
-        line += n;
+        }
+        Err(_) => {
+            for (i, raw) in piece.split(|&b| b == b'\n').enumerate() {
+                if let Some(task) = parse_line(raw) {
+                    f.fold(acc, first + i, task);
+                }
+            }
+        }
     }
-    let mut tally = part.tally;
-    for (k, i, message) in part.bad {
-        tally.add_bad(BadLine {
-            line: first[k] + i,
-            message,
-        });
+}
+
+/// Every task of `input`, read a block of about `block` bytes at a time (memory stays flat
+/// however large the file).
+pub fn fold_reader<F: LineFold>(
+    f: &F,
+    mut input: impl std::io::Read,
+    block: usize,
+) -> std::io::Result<F::Acc> {
+    let mut acc = f.init();
+    let mut buf: Vec<u8> = Vec::with_capacity(block + (1 << 16));
+    let mut line = 1;
+    let mut eof = false;
+    while !eof {
+        eof = fill(&mut input, &mut buf, block)?;
+        // whole lines only, unless this is the end; a line longer than the block is read on
+        // to its newline
+        let cut = match buf.iter().rposition(|&b| b == b'\n') {
+            _ if eof => buf.len(),
+            Some(p) => p + 1,
+            None => continue,
+        };
+        let (a, newlines) = fold_block(f, &buf[..cut], line);
+        acc = f.merge(acc, a);
+        line += newlines;
+        buf.drain(..cut);
     }
-    (tally, line - first_line)
+    Ok(acc)
+}
+
+/// Every task of `bytes` (all in memory).
+pub fn fold_bytes<F: LineFold>(f: &F, bytes: &[u8]) -> F::Acc {
+    fold_block(f, bytes, 1).0
+}
+
+/// Read until `buf` holds `block` bytes or more (a read past a long line's end adds up to
+/// 64 KB); true at the end of the input. `read_to_end` fills the buffer's spare capacity
+/// without zeroing it first.
+fn fill(input: &mut impl std::io::Read, buf: &mut Vec<u8>, block: usize) -> std::io::Result<bool> {
+    let target = block.max(buf.len() + (1 << 16));
+    let want = (target - buf.len()) as u64;
+    let n = input.by_ref().take(want).read_to_end(buf)?;
+    Ok((n as u64) < want)
+}
+
+/// The audit's pass: every task counted into a [`Tally`], malformed lines kept with their
+/// numbers.
+struct TallyFold;
+
+impl LineFold for TallyFold {
+    type Acc = Tally;
+    fn init(&self) -> Tally {
+        Tally::default()
+    }
+    fn fold(&self, acc: &mut Tally, line: usize, task: std::result::Result<Task, String>) {
+        match task {
+            Ok(t) => acc.add(&t),
+            Err(message) => acc.add_bad(BadLine { line, message }),
+        }
+    }
+    fn merge(&self, a: Tally, b: Tally) -> Tally {
+        a.merge(b)
+    }
 }
 
 /// Count every task read from `input`, a block of about 32 MB at a time (memory stays flat
@@ -125,54 +191,13 @@ pub fn tally_reader(input: impl std::io::Read) -> std::io::Result<Tally> {
 }
 
 /// [`tally_reader`] with a chosen block size (for tests of the block boundaries).
-pub fn tally_reader_in_blocks(
-    mut input: impl std::io::Read,
-    block: usize,
-) -> std::io::Result<Tally> {
-    let mut tally = Tally::default();
-    let mut buf: Vec<u8> = Vec::with_capacity(block + (1 << 16));
-    let mut line = 1;
-    let mut eof = false;
-    while !eof {
-        // fill to `block` bytes (or the end of the input)
-        while buf.len() < block {
-            let start = buf.len();
-            buf.resize(block, 0);
-            let n = input.read(&mut buf[start..])?;
-            buf.truncate(start + n);
-            if n == 0 {
-                eof = true;
-                break;
-            }
-        }
-        // whole lines only, unless this is the end
-        let cut = if eof {
-            buf.len()
-        } else {
-            buf.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1)
-        };
-        if cut == 0 && !eof {
-            // a single line longer than the block: read on until its newline
-            let mut more = [0u8; 1 << 16];
-            let n = input.read(&mut more)?;
-            eof = n == 0;
-            buf.extend_from_slice(&more[..n]);
-            if !eof {
-                continue;
-            }
-        }
-        let cut = if eof { buf.len() } else { cut };
-        let (t, newlines) = tally_block(&buf[..cut], line);
-        tally = tally.merge(t);
-        line += newlines;
-        buf.drain(..cut);
-    }
-    Ok(tally)
+pub fn tally_reader_in_blocks(input: impl std::io::Read, block: usize) -> std::io::Result<Tally> {
+    fold_reader(&TallyFold, input, block)
 }
 
 /// Count every task of `bytes` (all in memory).
 pub fn tally_bytes(bytes: &[u8]) -> Tally {
-    tally_block(bytes, 1).0
+    fold_bytes(&TallyFold, bytes)
 }
 
 /// The path that means standard input (`gtb audit -`, `gtb validate -`).

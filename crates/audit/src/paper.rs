@@ -7,7 +7,7 @@
 //! sums to 5-1 + 5-2 + 5-3 + 6-3 of Table 5 (204) and its N=6 row to 6-1 + 6-2 (125).
 
 use super::compare::{
-    CONFLICT_DISTS, Dist, Profile, Scalars, Unit, WITH_CONFLICT, WITHOUT_CONFLICT,
+    CONFLICT_DISTS, Dist, Profile, SCALARS, Scalars, WITH_CONFLICT, WITHOUT_CONFLICT,
 };
 use super::report::{CLASSES, FIELDS, cities_label, days_band_label, size_label};
 
@@ -78,6 +78,28 @@ fn cells<K: Copy>(rows: &[(K, [u64; 3])], label: impl Fn(K) -> String) -> Vec<(S
     out
 }
 
+const USERS: f64 = 2748.0;
+const POINTS: f64 = 62_998.0;
+
+/// The paper's scalar figures (§3.4, Table 9, A.6), by the keys of the audit's scalars.
+const FIGURES: [(&str, f64); 15] = [
+    ("tasks", TASKS as f64),
+    ("users", USERS),
+    ("users_per_task", USERS / TASKS as f64),
+    ("atomic_points", POINTS),
+    ("points_per_user", POINTS / USERS),
+    ("compromisable_share", 0.542),
+    ("budget_min", 550.0),
+    ("budget_max", 10_500.0),
+    ("budget_mean", 3265.0),
+    ("budget_median", 3000.0),
+    ("conflict_share_attractions", 0.331),
+    ("conflict_share_food", 0.212),
+    ("conflict_share_transport", 0.008),
+    ("destination_cities", 143.0),
+    ("departure_cities", 32.0),
+];
+
 /// The paper's figures as a profile.
 pub fn profile() -> Profile {
     let class_totals: Vec<(String, u64)> = CLASSES
@@ -135,67 +157,10 @@ pub fn profile() -> Profile {
         });
     }
     let mut s = Scalars::default();
-    let users = 2748.0;
-    s.push("tasks", "tasks", Unit::Count, Some(TASKS as f64));
-    s.push("users", "users with preferences", Unit::Count, Some(users));
-    s.push(
-        "users_per_task",
-        "users per task",
-        Unit::Number,
-        Some(users / TASKS as f64),
-    );
-    s.push(
-        "atomic_points",
-        "atomic preference points",
-        Unit::Count,
-        Some(62_998.0),
-    );
-    s.push(
-        "points_per_user",
-        "atomic points per user",
-        Unit::Number,
-        Some(62_998.0 / users),
-    );
-    s.push(
-        "compromisable_share",
-        "compromisable users",
-        Unit::Share,
-        Some(0.542),
-    );
-    s.push("budget_min", "budget min", Unit::Yuan, Some(550.0));
-    s.push("budget_max", "budget max", Unit::Yuan, Some(10_500.0));
-    s.push("budget_mean", "budget mean", Unit::Yuan, Some(3265.0));
-    s.push("budget_median", "budget median", Unit::Yuan, Some(3000.0));
-    s.push(
-        "conflict_share_attractions",
-        "conflict share, attractions",
-        Unit::Share,
-        Some(0.331),
-    );
-    s.push(
-        "conflict_share_food",
-        "conflict share, food",
-        Unit::Share,
-        Some(0.212),
-    );
-    s.push(
-        "conflict_share_transport",
-        "conflict share, transport",
-        Unit::Share,
-        Some(0.008),
-    );
-    s.push(
-        "destination_cities",
-        "distinct destination cities",
-        Unit::Count,
-        Some(143.0),
-    );
-    s.push(
-        "departure_cities",
-        "distinct departure cities",
-        Unit::Count,
-        Some(32.0),
-    );
+    for (key, title, unit, _) in SCALARS {
+        let figure = FIGURES.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        s.push(key, title, unit, figure);
+    }
     Profile {
         label: LABEL.to_string(),
         dists,

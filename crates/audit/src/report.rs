@@ -308,9 +308,6 @@ impl Tally {
     pub fn report(mut self, source: &str) -> Report {
         self.bad.sort_by_key(|b| b.line);
         self.bad.truncate(BAD_LINES_LISTED);
-        let tasks = self.tasks;
-        let share = |x: u64, of: u64| (of > 0).then(|| x as f64 / of as f64);
-
         let mut classes: Vec<String> = CLASSES.iter().map(|s| s.to_string()).collect();
         classes.extend(
             self.classes
@@ -322,23 +319,6 @@ impl Tally {
             .iter()
             .map(|c| Counted::new(c, self.classes.get(c).copied().unwrap_or(0)))
             .collect();
-        let table8 = Table8 {
-            by_size: cross_tab(
-                "group size N (members incl. skipped children)",
-                &classes,
-                &self.by_size,
-                |n| size_label(*n),
-            ),
-            by_paper_size: cross_tab(
-                "group size as the paper's Table 8 prints it (6-3 under N=5)",
-                &classes,
-                &self.by_paper_size,
-                |n| size_label(*n),
-            ),
-            by_cities: cross_tab("cities", &classes, &self.by_cities, |c| cities_label(*c)),
-            by_days: cross_tab("days", &classes, &self.by_days, |d| days_band_label(*d)),
-        };
-
         let archetypes = self
             .archetypes
             .iter()
@@ -348,7 +328,44 @@ impl Tally {
                 tasks: n,
             })
             .collect();
-        let fields = FIELDS
+        Report {
+            source: source.to_string(),
+            sha256: None,
+            tasks: self.tasks,
+            skipped_lines: self.bad_count,
+            skipped: std::mem::take(&mut self.bad),
+            difficulty,
+            table8: self.table8(&classes),
+            archetypes,
+            fields: self.field_counts(),
+            users: self.user_stats(),
+            budget: budget_stats(&self.budgets),
+            conflicts: self.conflict_stats(),
+            diversity: self.diversity(),
+        }
+    }
+
+    fn table8(&self, classes: &[String]) -> Table8 {
+        Table8 {
+            by_size: cross_tab(
+                "group size N (members incl. skipped children)",
+                classes,
+                &self.by_size,
+                |n| size_label(*n),
+            ),
+            by_paper_size: cross_tab(
+                "group size as the paper's Table 8 prints it (6-3 under N=5)",
+                classes,
+                &self.by_paper_size,
+                |n| size_label(*n),
+            ),
+            by_cities: cross_tab("cities", classes, &self.by_cities, |c| cities_label(*c)),
+            by_days: cross_tab("days", classes, &self.by_days, |d| days_band_label(*d)),
+        }
+    }
+
+    fn field_counts(&self) -> Vec<FieldCount> {
+        FIELDS
             .iter()
             .zip(self.fields)
             .map(|(f, n)| FieldCount {
@@ -356,26 +373,31 @@ impl Tally {
                 count: n,
                 per_user: share(n, self.users),
             })
-            .collect();
-        let users = UserStats {
+            .collect()
+    }
+
+    fn user_stats(&self) -> UserStats {
+        UserStats {
             users: self.users,
-            users_per_task: share(self.users, tasks),
-            members_per_task: share(self.members, tasks),
+            users_per_task: share(self.users, self.tasks),
+            members_per_task: share(self.members, self.tasks),
             atomic_points: self.points,
             points_per_user: share(self.points, self.users),
             points_min: self.points_range.map(|r| r.0),
             points_max: self.points_range.map(|r| r.1),
             compromisable: self.compromisable,
             compromisable_share: share(self.compromisable, self.users),
-        };
-        let budget = budget_stats(&self.budgets);
-        let conflicts = CONFLICT_KINDS
+        }
+    }
+
+    fn conflict_stats(&self) -> Vec<ConflictStat> {
+        CONFLICT_KINDS
             .iter()
             .enumerate()
             .map(|(k, kind)| ConflictStat {
                 kind: kind.to_string(),
                 tasks: self.conflict_tasks[k],
-                share: share(self.conflict_tasks[k], tasks),
+                share: share(self.conflict_tasks[k], self.tasks),
                 top: top(&self.clashes[k], TOP)
                     .into_iter()
                     .map(|((city, item), n)| Counted {
@@ -385,11 +407,14 @@ impl Tally {
                     })
                     .collect(),
             })
-            .collect();
+            .collect()
+    }
 
+    /// Destinations, departures and the must-visit POIs (the tally's must-visit counts are
+    /// taken).
+    fn diversity(&mut self) -> Diversity {
         let dest_counts: Vec<u64> = self.destinations.values().copied().collect();
-        let must_visit: HashMap<(String, String), u64> = self
-            .must_visit
+        let must_visit: HashMap<(String, String), u64> = std::mem::take(&mut self.must_visit)
             .into_iter()
             .flat_map(|(city, m)| m.into_iter().map(move |(poi, n)| ((city.clone(), poi), n)))
             .collect();
@@ -403,39 +428,24 @@ impl Tally {
             })
             .collect();
         let top10: u64 = top_pois.iter().take(10).map(|c| c.count).sum();
-        let diversity = Diversity {
+        let counted = |m: &HashMap<String, u64>| -> Vec<Counted> {
+            top(m, usize::MAX)
+                .into_iter()
+                .map(|(c, n)| Counted::new(&c, n))
+                .collect()
+        };
+        Diversity {
             destination_cities: self.destinations.len() as u64,
             departure_cities: self.departures.len() as u64,
             destination_visits: dest_counts.iter().sum(),
             destination_gini: stats::gini(&dest_counts),
             destination_entropy: stats::normalized_entropy(&dest_counts),
-            destinations: top(&self.destinations, usize::MAX)
-                .into_iter()
-                .map(|(c, n)| Counted::new(&c, n))
-                .collect(),
-            departures: top(&self.departures, usize::MAX)
-                .into_iter()
-                .map(|(c, n)| Counted::new(&c, n))
-                .collect(),
+            destinations: counted(&self.destinations),
+            departures: counted(&self.departures),
             must_visit_mentions: must_total,
             must_visit_distinct: must_visit.len() as u64,
             top_must_visit: top_pois,
             top10_must_visit_share: share(top10, must_total),
-        };
-        Report {
-            source: source.to_string(),
-            sha256: None,
-            tasks,
-            skipped_lines: self.bad_count,
-            skipped: self.bad,
-            difficulty,
-            table8,
-            archetypes,
-            fields,
-            users,
-            budget,
-            conflicts,
-            diversity,
         }
     }
 }
@@ -702,6 +712,11 @@ impl Report {
     pub fn conflict(&self, kind: &str) -> Option<&ConflictStat> {
         self.conflicts.iter().find(|c| c.kind == kind)
     }
+}
+
+/// `x` of `of` as a share, none of nothing.
+fn share(x: u64, of: u64) -> Option<f64> {
+    (of > 0).then(|| x as f64 / of as f64)
 }
 
 /// The group-size row of Table 8 for a task of `group_id` with `n` members: the paper prints

@@ -35,6 +35,49 @@ fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// Run the gtb binary (beside this one) with `args`: its wall time and its own peak RSS
+/// (MiB), from `wait4`'s resource usage of that child.
+fn run_gtb(args: &[&str]) -> anyhow::Result<(f64, f64)> {
+    let gtb = std::env::current_exe()?.with_file_name("gtb");
+    anyhow::ensure!(
+        gtb.exists(),
+        "{} is missing: run `cargo build --release --bins` first",
+        gtb.display()
+    );
+    let log = std::env::temp_dir().join(format!("gtb-bench-stderr-{}", std::process::id()));
+    let t = Instant::now();
+    let child = std::process::Command::new(&gtb)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
+        .spawn()?;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid value; wait4 writes it and the status for this child
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    let wall = t.elapsed().as_secs_f64();
+    let ok = pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    std::fs::remove_file(&log).ok();
+    anyhow::ensure!(ok, "gtb {args:?} failed: {stderr}");
+    Ok((wall, ru.ru_maxrss as f64 / 1024.0))
+}
+
+/// Issue 23's figures, as a user gets them: `gtb build --n 100000` (offline, the shipped
+/// gtb.toml) and `gtb validate` of its file, as processes of their own.
+fn cli_100k(dir: &std::path::Path) -> anyhow::Result<()> {
+    let out = dir.join("cli-100k");
+    let out_s = out.display().to_string();
+    let (build, build_rss) = run_gtb(&["build", "--n", "100000", "--out", &out_s])?;
+    let file = out.join("test.jsonl").display().to_string();
+    let (validate, validate_rss) = run_gtb(&["validate", &file])?;
+    println!(
+        "gtb build --n 100000: {build:.2}s wall, peak RSS {build_rss:.0} MiB; gtb validate of it: {validate:.2}s wall, peak RSS {validate_rss:.0} MiB"
+    );
+    std::fs::remove_dir_all(&out).ok();
+    Ok(())
+}
+
 fn cfg(n: usize, dir: &std::path::Path) -> Config {
     let mut c =
         Config::from_file(std::path::Path::new("gtb.toml")).expect("run from the project root");
@@ -67,6 +110,7 @@ fn main() -> anyhow::Result<()> {
     let large = std::env::args().any(|a| a == "--large");
     let dir = std::env::temp_dir().join(format!("gtb-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
+    cli_100k(&dir)?;
     let sizes: Vec<usize> = if large { vec![650, 100_000] } else { vec![650] };
     for &n in &sizes {
         let c = cfg(n, &dir);
@@ -86,8 +130,8 @@ fn main() -> anyhow::Result<()> {
         );
         drop(sk);
         let t = Instant::now();
-        let plan = gtb_ops::BuildPlan::new(c.clone());
-        let s = gtb_ops::build(&plan)?;
+        let req = gtb_build::BuildRequest::new(c.clone());
+        let s = gtb_build::build(&req)?;
         println!(
             "full build n={n}: {:.3}s wall, {} tasks, peak RSS {:.0} MiB",
             t.elapsed().as_secs_f64(),
@@ -95,7 +139,7 @@ fn main() -> anyhow::Result<()> {
             peak_rss_mib()
         );
         let t = Instant::now();
-        let s2 = gtb_ops::build(&plan)?;
+        let s2 = gtb_build::build(&req)?;
         println!(
             "rebuild (all stages fresh) n={n}: {:.3}s",
             t.elapsed().as_secs_f64()
@@ -186,8 +230,8 @@ fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
     use gtb_validate::{Mode, Validator, names::NameIndex};
     let c = cfg(650, dir);
     let mut res = gtb_ops::load_resources(&c)?;
-    let plan = gtb_ops::BuildPlan::new(c.clone());
-    let s = gtb_ops::build(&plan)?;
+    let req = gtb_build::BuildRequest::new(c.clone());
+    let s = gtb_build::build(&req)?;
     let tasks: Vec<gtb_core::task::Task> = std::fs::read_to_string(&s.splits[0].path)?
         .lines()
         .map(serde_json::from_str)
@@ -282,7 +326,7 @@ fn llm_generate_stage(dir: &std::path::Path) -> anyhow::Result<()> {
     c.llm.cache_dir = dir.join("llm/cache");
     c.llm.concurrency = 64;
     let t = Instant::now();
-    let built = gtb_ops::build(&gtb_ops::BuildPlan::new(c.clone()));
+    let built = gtb_build::build(&gtb_build::BuildRequest::new(c.clone()));
     let total = t.elapsed().as_secs_f64();
     server.kill().ok();
     server.wait().ok();
@@ -328,6 +372,51 @@ fn fake_llm_server(latency_ms: u64) -> anyhow::Result<(std::process::Child, Stri
 /// the shards side by side. The rest of a shard's wall is CPU work every process does (data,
 /// validator index, sampling, checks), shared here by 4 processes on the machine's cores. The
 /// unsharded build (concurrency 4 x 64, own cache) is timed too.
+/// Start every command at once and wait for all of them; the first failure names its stderr.
+fn run_at_once(
+    gtb: &std::path::Path,
+    commands: impl Iterator<Item = Vec<String>>,
+) -> anyhow::Result<()> {
+    let children = commands
+        .map(|a| {
+            std::process::Command::new(gtb)
+                .args(&a)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+        })
+        .collect::<std::io::Result<Vec<_>>>()?;
+    for c in children {
+        let o = c.wait_with_output()?;
+        anyhow::ensure!(
+            o.status.success(),
+            "shard: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// From the shards' LLM reports: every request sent, the ideal wall time (the busiest shard's
+/// requests in whole rounds of `concurrency` at 200 ms), and the slowest shard's generate
+/// stage (the part the server's latency bounds).
+fn shard_requests(
+    dir: &std::path::Path,
+    shards: usize,
+    concurrency: usize,
+) -> anyhow::Result<(u64, f64, f64)> {
+    let (mut calls, mut ideal, mut generate_wall) = (0u64, 0f64, 0f64);
+    for i in 0..shards {
+        let report = dir.join(format!("shard-{i}/validation_reports/llm_report.json"));
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report)?)?;
+        let sent = r["requests"]["sent"].as_u64().unwrap_or(0);
+        calls += sent;
+        generate_wall = generate_wall.max(r["generate_wall_seconds"].as_f64().unwrap_or(f64::NAN));
+        ideal = ideal.max((sent as f64 / concurrency as f64).ceil() * 0.2);
+    }
+    Ok((calls, ideal, generate_wall))
+}
+
 fn sharded_llm_build(dir: &std::path::Path) -> anyhow::Result<()> {
     const N: usize = 2000;
     const SHARDS: usize = 4;
@@ -361,30 +450,14 @@ fn sharded_llm_build(dir: &std::path::Path) -> anyhow::Result<()> {
         Ok(())
     };
     let t = Instant::now();
-    let children = (0..SHARDS)
-        .map(|i| {
-            let mut a: Vec<String> =
-                vec!["build".into(), "--shard".into(), format!("{i}/{SHARDS}")];
-            a.extend([
-                "--out".into(),
-                dir.join(format!("shard-{i}")).display().to_string(),
-            ]);
-            a.extend(args("shared-cache", CONCURRENCY));
-            std::process::Command::new(&gtb)
-                .args(&a)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-        })
-        .collect::<std::io::Result<Vec<_>>>()?;
-    for c in children {
-        let o = c.wait_with_output()?;
-        anyhow::ensure!(
-            o.status.success(),
-            "shard: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
+    let shard_args = |i: usize| -> Vec<String> {
+        let mut a: Vec<String> = vec!["build".into(), "--shard".into(), format!("{i}/{SHARDS}")];
+        let out = dir.join(format!("shard-{i}")).display().to_string();
+        a.extend(["--out".into(), out]);
+        a.extend(args("shared-cache", CONCURRENCY));
+        a
+    };
+    run_at_once(&gtb, (0..SHARDS).map(shard_args))?;
     let t_shards = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let mut merge: Vec<String> = vec!["merge".into()];
@@ -392,19 +465,7 @@ fn sharded_llm_build(dir: &std::path::Path) -> anyhow::Result<()> {
     merge.extend(["--out".into(), dir.join("merged").display().to_string()]);
     run(&merge)?;
     let t_merge = t.elapsed().as_secs_f64();
-    // every shard's requests, in whole rounds of CONCURRENCY at 200 ms
-    let mut calls = 0u64;
-    let mut ideal = 0f64;
-    // the slowest shard's generate stage: the part the server's latency bounds
-    let mut generate_wall = 0f64;
-    for i in 0..SHARDS {
-        let report = dir.join(format!("shard-{i}/validation_reports/llm_report.json"));
-        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report)?)?;
-        let sent = r["requests"]["sent"].as_u64().unwrap_or(0);
-        calls += sent;
-        generate_wall = generate_wall.max(r["generate_wall_seconds"].as_f64().unwrap_or(f64::NAN));
-        ideal = ideal.max((sent as f64 / CONCURRENCY as f64).ceil() * 0.2);
-    }
+    let (calls, ideal, generate_wall) = shard_requests(&dir, SHARDS, CONCURRENCY)?;
     let mut whole: Vec<String> = vec![
         "build".into(),
         "--out".into(),
@@ -575,141 +636,180 @@ fn import_release(args: &[String]) -> anyhow::Result<()> {
 /// Write the synthetic extract of [`osm_import`]: around 20 city centres, 300,000 tagged
 /// nodes (a fifth unnamed), 100,000 plain ones, 100,000 closed ways of 7 nodes (30 % named
 /// parks, the rest buildings), 2,000 multipolygon parks and a square boundary per city.
-/// Names are plainly synthetic (`基准景点17`); nothing of it is real or kept.
+/// Names are plainly synthetic (`基准景点17`); nothing of it is real or kept. Returns the
+/// number of elements written.
 fn write_osm_fixture(
     path: &std::path::Path,
     centres: &[(String, f64, f64)],
 ) -> anyhow::Result<u64> {
-    use gtb_pbf_write::{Member, MemberType, PbfWriter};
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-    let mut w = PbfWriter::new(std::io::BufWriter::new(std::fs::File::create(path)?))?;
-    let near = |rng: &mut rand_chacha::ChaCha8Rng, c: &(String, f64, f64)| {
-        (
-            c.1 + rng.gen_range(-0.25..0.25),
-            c.2 + rng.gen_range(-0.25..0.25),
-        )
+    use rand::SeedableRng;
+    let mut f = OsmFixture {
+        w: gtb_pbf_write::PbfWriter::new(std::io::BufWriter::new(std::fs::File::create(path)?))?,
+        rng: rand_chacha::ChaCha8Rng::seed_from_u64(11),
+        id: 0,
+        centres,
     };
-    const KINDS: [&[(&str, &str)]; 6] = [
-        &[
-            ("tourism", "museum"),
-            ("opening_hours", "Tu-Su 09:00-17:00; Mo off"),
-        ],
-        &[("amenity", "restaurant"), ("cuisine", "sichuan")],
-        &[
-            ("amenity", "fast_food"),
-            ("cuisine", "noodle"),
-            ("opening_hours", "Mo-Fr 07:00-21:00; Sa-Su 08:00-22:00"),
-        ],
-        &[("tourism", "hotel"), ("stars", "4")],
-        &[("historic", "memorial"), ("wikidata", "Q1")],
-        &[("amenity", "cafe"), ("opening_hours", "24/7")],
-    ];
-    let mut id = 0i64;
-    let mut elements = 0u64;
-    for i in 0..400_000usize {
-        id += 1;
-        let (lat, lon) = near(&mut rng, &centres[i % centres.len()]);
-        if i % 4 == 3 {
-            w.node(id, lat, lon, &[("highway", "crossing")])?;
-        } else {
+    f.poi_nodes()?;
+    let first_way_node = f.id + 1;
+    f.outline_nodes()?;
+    let first_border_node = f.id + 1;
+    f.border_nodes()?;
+    let nodes = f.id as u64;
+    let first_border_way = f.ways(first_way_node, first_border_node)?;
+    f.relations(first_border_way)?;
+    f.w.finish()?;
+    Ok(nodes + 100_000 + 4 * centres.len() as u64 + centres.len() as u64 + 2_000)
+}
+
+/// The fixture being written: the writer, its random stream and the last node id.
+struct OsmFixture<'c> {
+    w: gtb_pbf_write::PbfWriter<std::io::BufWriter<std::fs::File>>,
+    rng: rand_chacha::ChaCha8Rng,
+    id: i64,
+    centres: &'c [(String, f64, f64)],
+}
+
+impl OsmFixture<'_> {
+    /// A point within about 25 km of centre `i` (round robin).
+    fn near(&mut self, i: usize) -> (f64, f64) {
+        use rand::Rng;
+        let c = &self.centres[i % self.centres.len()];
+        (
+            c.1 + self.rng.gen_range(-0.25..0.25),
+            c.2 + self.rng.gen_range(-0.25..0.25),
+        )
+    }
+
+    /// 400,000 nodes: POIs of six kinds (a fifth unnamed) and plain crossings.
+    fn poi_nodes(&mut self) -> anyhow::Result<()> {
+        const KINDS: [&[(&str, &str)]; 6] = [
+            &[
+                ("tourism", "museum"),
+                ("opening_hours", "Tu-Su 09:00-17:00; Mo off"),
+            ],
+            &[("amenity", "restaurant"), ("cuisine", "sichuan")],
+            &[
+                ("amenity", "fast_food"),
+                ("cuisine", "noodle"),
+                ("opening_hours", "Mo-Fr 07:00-21:00; Sa-Su 08:00-22:00"),
+            ],
+            &[("tourism", "hotel"), ("stars", "4")],
+            &[("historic", "memorial"), ("wikidata", "Q1")],
+            &[("amenity", "cafe"), ("opening_hours", "24/7")],
+        ];
+        for i in 0..400_000usize {
+            self.id += 1;
+            let (lat, lon) = self.near(i);
+            if i % 4 == 3 {
+                self.w.node(self.id, lat, lon, &[("highway", "crossing")])?;
+                continue;
+            }
             let name = format!("基准景点{i}");
             let mut tags: Vec<(&str, &str)> = KINDS[i % KINDS.len()].to_vec();
             if i % 5 != 0 {
                 tags.push(("name", &name));
             }
-            w.node(id, lat, lon, &tags)?;
+            self.w.node(self.id, lat, lon, &tags)?;
         }
+        Ok(())
     }
-    // way outlines: 7 nodes each (a heptagon of about 100 m)
-    let first_way_node = id + 1;
-    for i in 0..100_000usize {
-        let (lat, lon) = near(&mut rng, &centres[i % centres.len()]);
-        for k in 0..7 {
-            let a = k as f64 * std::f64::consts::TAU / 7.0;
-            id += 1;
-            w.node(id, lat + 0.001 * a.sin(), lon + 0.001 * a.cos(), &[])?;
+
+    /// Way outlines: 7 nodes each (a heptagon of about 100 m).
+    fn outline_nodes(&mut self) -> anyhow::Result<()> {
+        for i in 0..100_000usize {
+            let (lat, lon) = self.near(i);
+            for k in 0..7 {
+                let a = k as f64 * std::f64::consts::TAU / 7.0;
+                self.id += 1;
+                self.w
+                    .node(self.id, lat + 0.001 * a.sin(), lon + 0.001 * a.cos(), &[])?;
+            }
         }
+        Ok(())
     }
-    // city squares, 50 nodes a side
-    let first_border_node = id + 1;
-    for c in centres {
-        let (s, n, we, e) = (c.1 - 0.3, c.1 + 0.3, c.2 - 0.3, c.2 + 0.3);
-        for k in 0..200 {
-            let t = (k % 50) as f64 / 50.0;
-            let (lat, lon) = match k / 50 {
-                0 => (s, we + t * (e - we)),
-                1 => (s + t * (n - s), e),
-                2 => (n, e - t * (e - we)),
-                _ => (n - t * (n - s), we),
-            };
-            id += 1;
-            w.node(id, lat, lon, &[])?;
+
+    /// City squares, 50 nodes a side.
+    fn border_nodes(&mut self) -> anyhow::Result<()> {
+        for c in self.centres {
+            let (s, n, we, e) = (c.1 - 0.3, c.1 + 0.3, c.2 - 0.3, c.2 + 0.3);
+            for k in 0..200 {
+                let t = (k % 50) as f64 / 50.0;
+                let (lat, lon) = match k / 50 {
+                    0 => (s, we + t * (e - we)),
+                    1 => (s + t * (n - s), e),
+                    2 => (n, e - t * (e - we)),
+                    _ => (n - t * (n - s), we),
+                };
+                self.id += 1;
+                self.w.node(self.id, lat, lon, &[])?;
+            }
         }
+        Ok(())
     }
-    elements += id as u64;
-    for i in 0..100_000i64 {
-        let base = first_way_node + 7 * i;
-        let mut refs: Vec<i64> = (base..base + 7).collect();
-        refs.push(base);
-        let name = format!("基准公园{i}");
-        let tags: Vec<(&str, &str)> = if i % 10 < 3 {
-            vec![("leisure", "park"), ("name", &name)]
-        } else {
-            vec![("building", "yes")]
-        };
-        w.way(i + 1, &refs, &tags)?;
-    }
-    let first_border_way = 100_001i64;
-    for (ci, _) in centres.iter().enumerate() {
-        for side in 0..4i64 {
-            let start = first_border_node + 200 * ci as i64 + 50 * side;
-            let mut refs: Vec<i64> = (start..start + 50).collect();
-            refs.push(if side == 3 {
-                first_border_node + 200 * ci as i64
+
+    /// 100,000 closed ways (30 % named parks, the rest buildings), then four border ways per
+    /// city; returns the first border way's id.
+    fn ways(&mut self, first_way_node: i64, first_border_node: i64) -> anyhow::Result<i64> {
+        for i in 0..100_000i64 {
+            let base = first_way_node + 7 * i;
+            let mut refs: Vec<i64> = (base..base + 7).collect();
+            refs.push(base);
+            let name = format!("基准公园{i}");
+            let tags: Vec<(&str, &str)> = if i % 10 < 3 {
+                vec![("leisure", "park"), ("name", &name)]
             } else {
-                start + 50
-            });
-            w.way(first_border_way + 4 * ci as i64 + side, &refs, &[])?;
+                vec![("building", "yes")]
+            };
+            self.w.way(i + 1, &refs, &tags)?;
         }
+        let first_border_way = 100_001i64;
+        for ci in 0..self.centres.len() as i64 {
+            for side in 0..4i64 {
+                let start = first_border_node + 200 * ci + 50 * side;
+                let mut refs: Vec<i64> = (start..start + 50).collect();
+                refs.push(if side == 3 {
+                    first_border_node + 200 * ci
+                } else {
+                    start + 50
+                });
+                self.w.way(first_border_way + 4 * ci + side, &refs, &[])?;
+            }
+        }
+        Ok(first_border_way)
     }
-    elements += 100_000 + 4 * centres.len() as u64;
-    let outer = |id| Member {
-        kind: MemberType::Way,
-        id,
-        role: "outer",
-    };
-    for (ci, c) in centres.iter().enumerate() {
-        let members: Vec<Member> = (0..4)
-            .map(|s| outer(first_border_way + 4 * ci as i64 + s))
-            .collect();
-        w.relation(
-            ci as i64 + 1,
-            &members,
-            &[
+
+    /// A boundary relation per city, and 2,000 multipolygon parks over building outlines.
+    fn relations(&mut self, first_border_way: i64) -> anyhow::Result<()> {
+        use gtb_pbf_write::{Member, MemberType};
+        let outer = |id| Member {
+            kind: MemberType::Way,
+            id,
+            role: "outer",
+        };
+        for (ci, c) in self.centres.iter().enumerate() {
+            let members: Vec<Member> = (0..4)
+                .map(|s| outer(first_border_way + 4 * ci as i64 + s))
+                .collect();
+            let tags = [
                 ("type", "boundary"),
                 ("boundary", "administrative"),
                 ("admin_level", "5"),
-                ("name", &c.0),
-            ],
-        )?;
-    }
-    for i in 0..2_000i64 {
-        let name = format!("基准园区{i}");
-        // a building way's outline (ways 4, 14, 24, ... are untagged buildings)
-        w.relation(
-            10_000 + i,
-            &[outer(10 * i + 4)],
-            &[
+                ("name", c.0.as_str()),
+            ];
+            self.w.relation(ci as i64 + 1, &members, &tags)?;
+        }
+        for i in 0..2_000i64 {
+            let name = format!("基准园区{i}");
+            // a building way's outline (ways 4, 14, 24, ... are untagged buildings)
+            let tags = [
                 ("type", "multipolygon"),
                 ("leisure", "park"),
-                ("name", &name),
-            ],
-        )?;
+                ("name", name.as_str()),
+            ];
+            self.w.relation(10_000 + i, &[outer(10 * i + 4)], &tags)?;
+        }
+        Ok(())
     }
-    elements += centres.len() as u64 + 2_000;
-    w.finish()?;
-    Ok(elements)
 }
 
 /// `gtb import osm` of the synthetic extract: elements/s over the whole import (three passes,

@@ -8,6 +8,7 @@
 
 use gtb_resources::{CityId, Cluster, Resources};
 use rstar::{RTree, primitives::GeomWithData};
+use std::collections::HashSet;
 
 #[derive(Debug, Clone, Copy)]
 pub struct ClusterParams {
@@ -31,137 +32,180 @@ fn planar(lat: f64, lng: f64) -> [f64; 2] {
     [lng * 111.32 * 35f64.to_radians().cos(), lat * 110.57]
 }
 
-/// Build the cluster table.
-pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
-    let dests: Vec<CityId> = res.destinations().collect();
-    let pos = |c: CityId| (res.city(c).lat, res.city(c).lng);
-    let dist = |a: CityId, b: CityId| gtb_resources::geodesy::distance_km(pos(a), pos(b));
-    let weight = |c: CityId| [3.0, 2.0, 1.0][res.city(c).tier as usize - 1];
-    let tree: RTree<GeomWithData<[f64; 2], CityId>> = RTree::bulk_load(
-        dests
-            .iter()
-            .map(|&c| GeomWithData::new(planar(pos(c).0, pos(c).1), c))
-            .collect(),
-    );
-    // neighbours within a leg, same region (search radius padded for the planar approximation)
-    let neigh = |c: CityId| -> Vec<CityId> {
-        let q = planar(pos(c).0, pos(c).1);
-        let r = p.max_leg_km * 1.3;
-        let mut v: Vec<CityId> = tree
-            .locate_within_distance(q, r * r)
+/// A candidate multi-city cluster: its score and its cities in visit order.
+type Candidate = (f64, Vec<CityId>);
+
+/// The destinations with an R*-tree over their positions.
+struct Map<'r> {
+    res: &'r Resources,
+    p: ClusterParams,
+    tree: RTree<GeomWithData<[f64; 2], CityId>>,
+}
+
+impl<'r> Map<'r> {
+    fn new(res: &'r Resources, p: ClusterParams, dests: &[CityId]) -> Self {
+        let tree = RTree::bulk_load(
+            dests
+                .iter()
+                .map(|&c| GeomWithData::new(planar(res.city(c).lat, res.city(c).lng), c))
+                .collect(),
+        );
+        Map { res, p, tree }
+    }
+    fn dist(&self, a: CityId, b: CityId) -> f64 {
+        let pos = |c: CityId| (self.res.city(c).lat, self.res.city(c).lng);
+        gtb_resources::geodesy::distance_km(pos(a), pos(b))
+    }
+    fn weight(&self, c: CityId) -> f64 {
+        [3.0, 2.0, 1.0][self.res.city(c).tier as usize - 1]
+    }
+    fn tier(&self, c: CityId) -> u8 {
+        self.res.city(c).tier
+    }
+    /// Neighbours within a leg, same region (search radius padded for the planar
+    /// approximation), in id order.
+    fn neighbours(&self, c: CityId) -> Vec<CityId> {
+        let city = self.res.city(c);
+        let r = self.p.max_leg_km * 1.3;
+        let mut v: Vec<CityId> = self
+            .tree
+            .locate_within_distance(planar(city.lat, city.lng), r * r)
             .map(|g| g.data)
             .filter(|&o| {
-                o != c && res.city(o).region == res.city(c).region && dist(c, o) <= p.max_leg_km
+                o != c
+                    && self.res.city(o).region == city.region
+                    && self.dist(c, o) <= self.p.max_leg_km
             })
             .collect();
         v.sort();
         v
-    };
-    // candidates: (score, cities in visit order)
-    let mut pairs: Vec<(f64, Vec<CityId>)> = Vec::new();
-    let mut triples: Vec<(f64, Vec<CityId>)> = Vec::new();
-    for &a in &dests {
-        let na = neigh(a);
-        for &b in &na {
-            if a < b {
+    }
+    /// Pairs and triples (a path x, a, y through each city a), the more popular end first.
+    fn candidates(&self, dests: &[CityId]) -> (Vec<Candidate>, Vec<Candidate>) {
+        let (mut pairs, mut triples) = (Vec::new(), Vec::new());
+        for &a in dests {
+            let na = self.neighbours(a);
+            for &b in na.iter().filter(|&&b| a < b) {
                 let mut v = vec![a, b];
                 // the more popular city first (ties: file order)
-                v.sort_by(|x, y| res.city(*x).tier.cmp(&res.city(*y).tier).then(x.cmp(y)));
-                pairs.push(((weight(a) + weight(b)) / (1.0 + dist(a, b) / 150.0), v));
+                v.sort_by(|x, y| self.tier(*x).cmp(&self.tier(*y)).then(x.cmp(y)));
+                let score = (self.weight(a) + self.weight(b)) / (1.0 + self.dist(a, b) / 150.0);
+                pairs.push((score, v));
             }
-        }
-        // a is the middle stop of a -- path x, a, y
-        for (i, &x) in na.iter().enumerate() {
-            for &y in &na[i + 1..] {
-                if dist(x, y) <= p.max_span_km {
-                    let len = dist(x, a) + dist(a, y);
+            for (i, &x) in na.iter().enumerate() {
+                for &y in na[i + 1..]
+                    .iter()
+                    .filter(|&&y| self.dist(x, y) <= self.p.max_span_km)
+                {
+                    let len = self.dist(x, a) + self.dist(a, y);
                     let mut v = vec![x, a, y];
-                    if res.city(y).tier < res.city(x).tier
-                        || (res.city(y).tier == res.city(x).tier && y < x)
-                    {
+                    if self.tier(y) < self.tier(x) || (self.tier(y) == self.tier(x) && y < x) {
                         v.reverse();
                     }
-                    triples.push(((weight(x) + weight(a) + weight(y)) / (1.0 + len / 200.0), v));
+                    let w = self.weight(x) + self.weight(a) + self.weight(y);
+                    triples.push((w / (1.0 + len / 200.0), v));
                 }
             }
         }
+        dedupe(&mut pairs);
+        dedupe(&mut triples);
+        (pairs, triples)
     }
-    // the same set can appear with another middle stop: keep the shortest path per set
-    let dedupe = |c: &mut Vec<(f64, Vec<CityId>)>| {
-        c.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        let mut seen = std::collections::HashSet::new();
-        c.retain(|(_, v)| {
-            let mut k = v.clone();
-            k.sort();
-            seen.insert(k)
-        });
-    };
-    dedupe(&mut pairs);
-    dedupe(&mut triples);
+}
+
+/// Best score first; the same set can appear with another middle stop: keep the shortest path
+/// (the best score) per set.
+fn dedupe(c: &mut Vec<Candidate>) {
+    c.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut seen = HashSet::new();
+    c.retain(|(_, v)| {
+        let mut k = v.clone();
+        k.sort();
+        seen.insert(k)
+    });
+}
+
+/// Candidates not yet taken, and the cities that multi-city clusters cover so far.
+struct Pool {
+    cands: Vec<Candidate>,
+    free: Vec<bool>,
+}
+
+impl Pool {
+    fn new(cands: Vec<Candidate>) -> Self {
+        let free = vec![true; cands.len()];
+        Pool { cands, free }
+    }
+    fn exhausted(&self) -> bool {
+        self.free.iter().all(|f| !f)
+    }
+    /// The free candidate that brings the most cities not yet covered (ties: the better score,
+    /// i.e. the earlier candidate), so that multi-city trips reach many cities; with `strict`,
+    /// only one that brings some.
+    fn take(&mut self, covered: &mut HashSet<CityId>, strict: bool) -> Option<Vec<CityId>> {
+        let fresh = |i: usize| {
+            self.cands[i]
+                .1
+                .iter()
+                .filter(|c| !covered.contains(c))
+                .count()
+        };
+        let i = (0..self.cands.len())
+            .filter(|&i| self.free[i] && (!strict || fresh(i) > 0))
+            .max_by(|&a, &b| fresh(a).cmp(&fresh(b)).then(b.cmp(&a)))?;
+        self.free[i] = false;
+        covered.extend(self.cands[i].1.iter().copied());
+        Some(self.cands[i].1.clone())
+    }
+    fn take_fresh_first(&mut self, covered: &mut HashSet<CityId>) -> Option<Vec<CityId>> {
+        self.take(covered, true)
+            .or_else(|| self.take(covered, false))
+    }
+}
+
+/// Build the cluster table.
+pub fn build(res: &Resources, p: ClusterParams) -> Vec<Cluster> {
+    let dests: Vec<CityId> = res.destinations().collect();
+    let map = Map::new(res, p, &dests);
+    let (pairs, triples) = map.candidates(&dests);
     // Single-city clusters: every tier-1/2 city, and every city no multi-city cluster covers.
-    // Multi-city clusters are added until singles + multi reach the target.
+    // Multi-city clusters are added, pairs and triples in turn, until singles + multi reach
+    // the target.
     let popular = dests.iter().filter(|&&c| res.city(c).tier <= 2).count();
-    let singles_needed = |covered: &std::collections::HashSet<CityId>| {
+    let singles_needed = |covered: &HashSet<CityId>| {
         popular
             + dests
                 .iter()
                 .filter(|&&c| res.city(c).tier > 2 && !covered.contains(&c))
                 .count()
     };
-    let mut covered = std::collections::HashSet::new();
+    let mut covered = HashSet::new();
     let mut chosen: Vec<Vec<CityId>> = Vec::new();
-    let (mut pi, mut ti) = (vec![true; pairs.len()], vec![true; triples.len()]);
-    // the free candidate that brings the most cities not yet in a multi-city cluster (ties: the
-    // better score, i.e. the earlier candidate), so that multi-city trips reach many cities
-    let take = |cands: &Vec<(f64, Vec<CityId>)>,
-                free: &mut Vec<bool>,
-                covered: &mut std::collections::HashSet<CityId>,
-                strict: bool|
-     -> Option<Vec<CityId>> {
-        let fresh = |i: usize| cands[i].1.iter().filter(|c| !covered.contains(c)).count();
-        let i = (0..cands.len())
-            .filter(|&i| free[i] && (!strict || fresh(i) > 0))
-            .max_by(|&a, &b| fresh(a).cmp(&fresh(b)).then(b.cmp(&a)))?;
-        free[i] = false;
-        covered.extend(cands[i].1.iter().copied());
-        Some(cands[i].1.clone())
-    };
+    let mut pools = [Pool::new(pairs), Pool::new(triples)];
     let mut turn = 0usize;
     while chosen.len() + singles_needed(&covered) < p.target {
-        let from_triples = turn % 2 == 1;
+        let got = pools[turn % 2].take_fresh_first(&mut covered);
         turn += 1;
-        let got = if from_triples {
-            take(&triples, &mut ti, &mut covered, true)
-                .or_else(|| take(&triples, &mut ti, &mut covered, false))
-        } else {
-            take(&pairs, &mut pi, &mut covered, true)
-                .or_else(|| take(&pairs, &mut pi, &mut covered, false))
-        };
         match got {
             Some(v) => chosen.push(v),
-            None if pi.iter().all(|f| !f) && ti.iter().all(|f| !f) => break,
+            None if pools.iter().all(Pool::exhausted) => break,
             None => {}
         }
     }
     chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-    let mut singles: Vec<Cluster> = dests
+    let singles = dests
         .iter()
         .filter(|&&c| res.city(c).tier <= 2 || !covered.contains(&c))
-        .map(|&c| Cluster {
-            id: String::new(),
-            region: res.city(c).region.clone(),
-            cities: vec![c],
-        })
-        .collect();
-    singles.extend(chosen.into_iter().map(|v| Cluster {
-        id: String::new(),
-        region: res.city(v[0]).region.clone(),
-        cities: v,
-    }));
-    for (i, c) in singles.iter_mut().enumerate() {
-        c.id = format!("K{:03}", i + 1);
-    }
+        .map(|&c| vec![c]);
     singles
+        .chain(chosen)
+        .enumerate()
+        .map(|(i, cities)| Cluster {
+            id: format!("K{:03}", i + 1),
+            region: res.city(cities[0]).region.clone(),
+            cities,
+        })
+        .collect()
 }
 
 /// The CSV text of a cluster table.

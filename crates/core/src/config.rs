@@ -546,28 +546,28 @@ impl Config {
 /// peaks near 2 GB (651 MiB were measured for 300,000 tasks). Larger splits are built in shards.
 pub const MAX_TASKS: usize = 1_000_000;
 
-/// The most tasks of a plan (a split, all shards together): every process holds a class and a
-/// few task ids per task of the plan (about 400 MB at the limit).
-pub const MAX_PLAN_TASKS: usize = 10_000_000;
+/// The most tasks of a build (a split, all shards together): every process holds a class and a
+/// few task ids per task of the build (about 400 MB at the limit).
+pub const MAX_BUILD_TASKS: usize = 10_000_000;
 
 /// More worker threads than this only cost: gtb's work is CPU-bound and does not depend on the
 /// thread count (1,024 threads took 11 s for 20 tasks on 2 cores, 256 took 1 s).
 pub const MAX_THREADS: usize = 256;
 
-/// A plan's task count (`what` names the setting): between 1 and `MAX_PLAN_TASKS`.
+/// A build's task count (`what` names the setting): between 1 and `MAX_BUILD_TASKS`.
 pub fn check_task_count(what: &str, n: usize) -> Result<()> {
     if n == 0 {
         bail!("{what} must be at least 1");
     }
-    if n > MAX_PLAN_TASKS {
+    if n > MAX_BUILD_TASKS {
         bail!(
-            "{what} is {n}: a plan has at most {MAX_PLAN_TASKS} tasks (every process holds a class and a few ids per task of the plan)"
+            "{what} is {n}: a build has at most {MAX_BUILD_TASKS} tasks (every process holds a class and a few ids per task of the build)"
         );
     }
     Ok(())
 }
 
-/// What one process builds of a plan of `n` tasks in `shards` slices: at most `MAX_TASKS`.
+/// What one process builds of a build of `n` tasks in `shards` slices: at most `MAX_TASKS`.
 pub fn check_process_tasks(what: &str, n: usize, shards: usize) -> Result<()> {
     if n.div_ceil(shards) > MAX_TASKS {
         bail!(

@@ -560,7 +560,7 @@ impl LlmGenerator {
     }
 
     /// Write `<reports>/llm_report.json` and add the accounting to the manifests this run
-    /// wrote. Called by `ops::build` after the run (also after an abort). A run that generated
+    /// wrote. Called by `gtb_build` after the run (also after an abort). A run that generated
     /// nothing (every stage reused) keeps the report of the run that did, and copies that
     /// accounting into any manifest it rewrote: report and manifest always agree.
     pub fn finish(&self, manifests: &[PathBuf]) -> Result<()> {

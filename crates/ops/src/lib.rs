@@ -1,22 +1,14 @@
-//! The operations behind every command. The CLI only parses arguments into a `BuildPlan`
-//! (or the options of the smaller commands) and calls these; tests call them directly.
+//! The operations behind the commands besides `gtb build` (which is `gtb_build`, above this
+//! crate): audit, export, merge, solve and score, import, clusters, transport, validate, and
+//! publishing a split (`publish`), which builds and merges share. Tests call them directly.
 
 pub mod audit;
-pub mod build;
 pub mod export;
 pub mod lock;
 pub mod merge;
+pub mod publish;
 pub mod sinks;
 pub mod solve;
-
-pub use build::{BuildPlan, BuildSummary, build};
-
-/// Version of the code that shapes outputs; part of every stage fingerprint (build.rs).
-pub const CODE_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    "+src.",
-    env!("GTB_SOURCE_DIGEST")
-);
 
 use anyhow::Result;
 use gtb_core::config::Config;
@@ -81,14 +73,6 @@ pub fn transport(cfg: &Config, out: &std::path::Path) -> Result<usize> {
     Ok(rows.len())
 }
 
-/// `gtb sample`: skeletons only.
-pub fn sample(cfg: &Config) -> Result<Vec<gtb_core::task::Skeleton>> {
-    gtb_core::config::check_process_tasks("run.n (--n)", cfg.run.n, 1)?;
-    let res = load_resources(cfg)?;
-    let s = gtb_sample::Sampler::new(cfg, &res, cfg.run.n)?;
-    Ok(s.sample())
-}
-
 /// `gtb validate FILE` (`-`: standard input): every check on each task, and the file's own
 /// (task_ids unique); returns (tasks, findings). A line that is not a task is an error that
 /// names it (`FILE:LINE: why`), like `gtb audit`'s.
@@ -107,10 +91,10 @@ pub fn validate_file(
     let cfg = &cfg;
     let res = load_resources(cfg)?;
     let name = input_name(file);
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut open_input(file)?, &mut bytes)
+    let v = gtb_validate::Validator::new(&res, cfg);
+    let checked = gtb_audit::load::fold_reader(&CheckFold(&v), open_input(file)?, 32 << 20)
         .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
-    validate_bytes(&gtb_validate::Validator::new(&res, cfg), &name, &bytes)
+    checked.findings(&name)
 }
 
 /// [`validate_file`] on the bytes of a file called `name` in messages.
@@ -119,25 +103,66 @@ pub fn validate_bytes(
     name: &str,
     bytes: &[u8],
 ) -> Result<(usize, Vec<gtb_validate::Finding>)> {
-    use gtb_audit::load::{malformed_lines, parse_line};
-    let mut tasks = Vec::new();
-    let mut bad = Vec::new();
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        match parse_line(raw) {
-            None => {}
-            Some(Ok(t)) => tasks.push((i + 1, t)),
-            Some(Err(message)) => bad.push(gtb_audit::report::BadLine {
-                line: i + 1,
-                message,
-            }),
+    gtb_audit::load::fold_bytes(&CheckFold(v), bytes).findings(name)
+}
+
+/// What checking a task file found: per line, its task id and its findings, or why it is not
+/// a task.
+#[derive(Default)]
+struct Checked {
+    ids: Vec<(usize, String)>,
+    findings: Vec<(usize, gtb_validate::Finding)>,
+    bad: Vec<gtb_audit::report::BadLine>,
+}
+
+impl Checked {
+    fn merge(mut self, other: Checked) -> Checked {
+        self.ids.extend(other.ids);
+        self.findings.extend(other.findings);
+        self.bad.extend(other.bad);
+        self
+    }
+
+    /// (tasks, findings): the repeated task ids first, then each task's findings in file
+    /// order; malformed lines are an error naming them.
+    fn findings(mut self, name: &str) -> Result<(usize, Vec<gtb_validate::Finding>)> {
+        if !self.bad.is_empty() {
+            self.bad.sort_by_key(|b| b.line);
+            return Err(gtb_audit::load::malformed_lines(name, &self.bad, ""));
+        }
+        self.ids.sort_unstable_by_key(|(line, _)| *line);
+        // stable: a task's own findings keep the order the checks gave them
+        self.findings.sort_by_key(|(line, _)| *line);
+        let ids = self.ids.iter().map(|(line, id)| (*line, id.as_str()));
+        let mut out = gtb_validate::duplicate_task_ids(ids);
+        out.extend(self.findings.into_iter().map(|(_, f)| f));
+        Ok((self.ids.len(), out))
+    }
+}
+
+/// Every line of a task file through every check, lines in parallel
+/// (`gtb_audit::load::LineFold`).
+struct CheckFold<'v, 'r>(&'v gtb_validate::Validator<'r>);
+
+impl gtb_audit::load::LineFold for CheckFold<'_, '_> {
+    type Acc = Checked;
+    fn init(&self) -> Checked {
+        Checked::default()
+    }
+    fn fold(&self, acc: &mut Checked, line: usize, task: Result<gtb_core::task::Task, String>) {
+        match task {
+            Ok(mut t) => {
+                let found = self
+                    .0
+                    .check_task(&mut t, gtb_validate::Mode::Audit)
+                    .problems;
+                acc.findings.extend(found.into_iter().map(|f| (line, f)));
+                acc.ids.push((line, t.task_id));
+            }
+            Err(message) => acc.bad.push(gtb_audit::report::BadLine { line, message }),
         }
     }
-    if !bad.is_empty() {
-        return Err(malformed_lines(name, &bad, ""));
+    fn merge(&self, a: Checked, b: Checked) -> Checked {
+        a.merge(b)
     }
-    let mut findings = gtb_validate::duplicate_task_ids(&tasks);
-    for (_, t) in &mut tasks {
-        findings.extend(v.check_task(t, gtb_validate::Mode::Audit).problems);
-    }
-    Ok((tasks.len(), findings))
 }

@@ -3,10 +3,10 @@
 //! its reports and manifest.
 //!
 //! Before anything is written, the shards are checked from their `shard.json`: every shard of
-//! one plan (same stage inputs but the slice), the same N, none missing, none given twice, and
+//! one build (same stage inputs but the slice), the same N, none missing, none given twice, and
 //! each slice's lines as their sha256 says.
 
-use super::build::{Publication, Shard, ShardFile, SplitSummary, publish};
+use crate::publish::{Publication, Shard, ShardFile, SplitSummary, publish};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
 use gtb_validate::report::Report;
@@ -47,7 +47,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
     let _lock = super::lock::lock_folders(&[opts.out.as_path(), reports.as_path()], opts.wait)?;
     let mut checked = Vec::new();
     for (name, mut found) in splits {
-        check_one_plan(&name, &mut found)?;
+        check_one_build(&name, &mut found)?;
         checked.push((name, found));
     }
     let mut summaries = Vec::new();
@@ -77,8 +77,8 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
                 base.counts.add(&f.file.manifest.counts);
             }
         }
-        let plan = found[0].file.plan.digest();
-        base.stage_fingerprints = [("plan".to_string(), plan.into())].into_iter().collect();
+        let build = found[0].file.build.digest();
+        base.stage_fingerprints = [("build".to_string(), build.into())].into_iter().collect();
         base.stage_decisions = [("merge".to_string(), format!("ran: {count} shards").into())]
             .into_iter()
             .collect();
@@ -190,16 +190,18 @@ fn shards_in(dir: &Path) -> Result<(Vec<Found>, bool)> {
     Ok((found, true))
 }
 
-/// The shards of one split: one plan, one N, each index once, none missing, lines intact.
+/// The shards of one split: one build, one N, each index once, none missing, lines intact.
 /// Sorts them by index.
-fn check_one_plan(split: &str, found: &mut [Found]) -> Result<()> {
+fn check_one_build(split: &str, found: &mut [Found]) -> Result<()> {
     found.sort_by_key(|f| f.file.shard);
     let first = &found[0];
     let n = first.file.shards;
     for f in &found[1..] {
-        if let Some(why) = f.file.plan.reason_against(&first.file.plan) {
+        let changes = f.file.build.changes_from(&first.file.build);
+        if !changes.is_empty() {
+            let why = gtb_pipeline::describe_changes(&changes);
             bail!(
-                "{} is a shard of another plan than {} (split {split}: {why}); merge only the shards of one build command",
+                "{} is a shard of another build than {} (split {split}: {why}); merge only the shards of one build command",
                 f.dir.display(),
                 first.dir.display()
             );

@@ -1,26 +1,27 @@
 //! Stages as units, and the small runner that orders them.
 //!
-//! A stage declares its name, the stages whose artifacts it reads (`upstream`), the inputs that
-//! make its fingerprint, and the files it must leave behind. The runner plans every stage from
+//! A stage declares its id, the stages whose artifacts it reads (`upstream`), the inputs that
+//! make its fingerprint, and the files it must leave behind. The runner decides every stage from
 //! fingerprints alone (nothing runs), cascades a rerun to every stage downstream of it, then
-//! executes the plan in order and reports each step as it happens. A new stage (import, solve,
-//! export) is one more `Stage` in the list handed to `Dag::new`; the runner never changes.
+//! executes the decisions in order and reports each step as it happens. A new stage (import,
+//! solve, export) is one more `Stage` in the list handed to `Dag::new`; the runner never changes.
 
-use super::{Decision, Fingerprint, WorkDir};
+use super::{DirtyReason, Fingerprint, Freshness, StageId, WorkDir};
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// One unit of the pipeline, run over a context `C` (what every stage may read: config,
-/// resources, paths) and the artifacts `A` that stages hand to the ones after them.
-pub trait Stage<C, A> {
-    /// The stage's name: its artifact is `<name>.jsonl` and its fingerprint
+/// resources, paths) and the artifacts `A` that stages hand to the ones after them; `I` names
+/// the stages.
+pub trait Stage<C, A, I: StageId> {
+    /// The stage's id: its artifact is `<name>.jsonl` and its fingerprint
     /// `<name>.fingerprint.json` in the work folder.
-    fn name(&self) -> &'static str;
+    fn id(&self) -> I;
     /// The stages whose outputs this one reads. Their fingerprints are part of this stage's
     /// fingerprint (`upstream <name>`), and when one of them reruns, this stage reruns too.
-    fn upstream(&self) -> &'static [&'static str];
+    fn upstream(&self) -> &'static [I];
     /// The inputs besides the upstream stages that decide the stage's output: config sections,
     /// versions, seeds, input digests.
     fn inputs(&self, ctx: &C) -> Fingerprint;
@@ -37,45 +38,46 @@ pub trait Stage<C, A> {
     }
 }
 
-/// A stage's fingerprint and the runner's decision about it, computed before anything runs.
+/// A stage's fingerprint and whether it runs, decided before anything runs.
 #[derive(Debug, Clone)]
-pub struct Planned {
-    pub stage: &'static str,
+pub struct Decided<I> {
+    pub stage: I,
     pub fingerprint: Fingerprint,
-    pub decision: Decision,
+    pub freshness: Freshness<I>,
 }
 
 /// What the runner reports while it works, in order.
-pub enum Event<'a> {
+pub enum Event<'a, I> {
     /// `--explain`: the decision, nothing runs.
-    Explained(&'a Planned),
+    Explained(&'a Decided<I>),
     /// A fresh stage whose artifact is reused.
-    Reused(&'a Planned),
+    Reused(&'a Decided<I>),
     /// A stage starts (its decision says why).
-    Started(&'a Planned),
+    Started(&'a Decided<I>),
     /// A stage finished and its fingerprint is recorded.
-    Finished(&'a Planned, Duration),
+    Finished(&'a Decided<I>, Duration),
     /// A stage failed; nothing of it was recorded as done.
-    Failed(&'a Planned, Duration),
+    Failed(&'a Decided<I>, Duration),
 }
 
 /// The stages of a pipeline in execution order.
-pub struct Dag<'s, C, A> {
-    stages: Vec<&'s dyn Stage<C, A>>,
+pub struct Dag<'s, C, A, I: StageId> {
+    stages: Vec<&'s dyn Stage<C, A, I>>,
 }
 
-impl<'s, C, A> Dag<'s, C, A> {
-    /// Check the list: names distinct, every upstream listed before the stage that reads it.
-    pub fn new(stages: Vec<&'s dyn Stage<C, A>>) -> Result<Self> {
+impl<'s, C, A, I: StageId> Dag<'s, C, A, I> {
+    /// Check the list: ids distinct, every upstream listed before the stage that reads it.
+    pub fn new(stages: Vec<&'s dyn Stage<C, A, I>>) -> Result<Self> {
         for (i, s) in stages.iter().enumerate() {
-            if stages[..i].iter().any(|o| o.name() == s.name()) {
-                bail!("stage {} is listed twice", s.name());
+            let name = s.id().name();
+            if stages[..i].iter().any(|o| o.id() == s.id()) {
+                bail!("stage {name} is listed twice");
             }
             for up in s.upstream() {
-                if !stages[..i].iter().any(|o| o.name() == *up) {
+                if !stages[..i].iter().any(|o| o.id() == *up) {
                     bail!(
-                        "stage {} reads {up}, which is not listed before it",
-                        s.name()
+                        "stage {name} reads {}, which is not listed before it",
+                        up.name()
                     );
                 }
             }
@@ -83,86 +85,87 @@ impl<'s, C, A> Dag<'s, C, A> {
         Ok(Dag { stages })
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.stages.iter().map(|s| s.name()).collect()
+    pub fn ids(&self) -> Vec<I> {
+        self.stages.iter().map(|s| s.id()).collect()
     }
 
     /// Fingerprint every stage and decide whether it runs. A stage whose own inputs did not
     /// change still reruns when an upstream stage reruns; the reason names the stage where the
     /// rerun started.
-    pub fn plan(&self, ctx: &C, work: &WorkDir) -> Vec<Planned> {
-        let mut planned: Vec<Planned> = Vec::with_capacity(self.stages.len());
+    pub fn decide(&self, ctx: &C, work: &WorkDir) -> Vec<Decided<I>> {
+        let mut decided: Vec<Decided<I>> = Vec::with_capacity(self.stages.len());
         // stage -> the stage whose rerun made it rerun (itself when its inputs changed)
-        let mut rerun_root: BTreeMap<&'static str, &'static str> = BTreeMap::new();
+        let mut rerun_root: BTreeMap<I, I> = BTreeMap::new();
         for s in &self.stages {
             let mut fp = s.inputs(ctx);
             for up in s.upstream() {
-                let u = planned
+                let u = decided
                     .iter()
-                    .find(|p| p.stage == *up)
+                    .find(|d| d.stage == *up)
                     .expect("checked in new");
-                fp = fp.with(&format!("upstream {up}"), u.fingerprint.digest());
+                fp = fp.with(&format!("upstream {}", up.name()), u.fingerprint.digest());
             }
             let outputs = s.outputs(ctx);
             let outputs: Vec<&std::path::Path> = outputs.iter().map(PathBuf::as_path).collect();
-            let mut decision = work.decide(s.name(), &fp, &outputs);
+            let mut freshness = work.freshness(s.id(), &fp, &outputs);
             let cascade = s
                 .upstream()
                 .iter()
                 .find_map(|up| rerun_root.get(up).copied());
-            match (&decision, cascade) {
-                (Decision::Rerun(_), _) => {
-                    rerun_root.insert(s.name(), cascade.unwrap_or(s.name()));
+            match (&freshness, cascade) {
+                (Freshness::Dirty(_), _) => {
+                    rerun_root.insert(s.id(), cascade.unwrap_or(s.id()));
                 }
-                (Decision::Fresh, Some(root)) => {
-                    decision = Decision::Rerun(format!("upstream {root} reruns"));
-                    rerun_root.insert(s.name(), root);
+                (Freshness::Fresh, Some(root)) => {
+                    freshness = Freshness::Dirty(DirtyReason::UpstreamReruns(root));
+                    rerun_root.insert(s.id(), root);
                 }
-                (Decision::Fresh, None) => {}
+                (Freshness::Fresh, None) => {}
             }
-            planned.push(Planned {
-                stage: s.name(),
+            decided.push(Decided {
+                stage: s.id(),
                 fingerprint: fp,
-                decision,
+                freshness,
             });
         }
-        planned
+        decided
     }
 
-    /// Report every decision of a plan without running anything.
-    pub fn explain(&self, planned: &[Planned], report: &mut dyn FnMut(Event)) {
-        for p in planned {
-            report(Event::Explained(p));
+    /// Report every decision without running anything.
+    pub fn explain(&self, decided: &[Decided<I>], report: &mut dyn FnMut(Event<I>)) {
+        for d in decided {
+            report(Event::Explained(d));
         }
     }
 
-    /// Execute a plan made by `plan`: reuse fresh stages, run the others in order and record
-    /// their fingerprints. The first failure stops the run; stages after it are not touched.
+    /// Execute decisions made by `decide`: reuse fresh stages, run the others in order and
+    /// record their fingerprints. The first failure stops the run; stages after it are not
+    /// touched.
     pub fn execute(
         &self,
-        planned: &[Planned],
+        decided: &[Decided<I>],
         ctx: &C,
         work: &WorkDir,
         art: &mut A,
-        report: &mut dyn FnMut(Event),
+        report: &mut dyn FnMut(Event<I>),
     ) -> Result<()> {
-        for (s, p) in self.stages.iter().zip(planned) {
-            if p.decision == Decision::Fresh {
-                report(Event::Reused(p));
+        for (s, d) in self.stages.iter().zip(decided) {
+            if d.freshness.is_fresh() {
+                report(Event::Reused(d));
                 s.reuse(ctx, art)?;
                 continue;
             }
-            report(Event::Started(p));
+            report(Event::Started(d));
             let t0 = Instant::now();
             let done = s
                 .run(ctx, art)
-                .and_then(|()| work.commit_fingerprint(s.name(), &p.fingerprint));
+                .and_then(|()| work.commit_fingerprint(s.id(), &d.fingerprint));
             match done {
-                Ok(()) => report(Event::Finished(p, t0.elapsed())),
+                Ok(()) => report(Event::Finished(d, t0.elapsed())),
                 Err(e) => {
-                    report(Event::Failed(p, t0.elapsed()));
+                    report(Event::Failed(d, t0.elapsed()));
                     // one message with the whole chain: `to_string()` names the stage and the cause
-                    return Err(anyhow::anyhow!("stage {}: {e:#}", s.name()));
+                    return Err(anyhow::anyhow!("stage {}: {e:#}", s.id().name()));
                 }
             }
         }
@@ -175,10 +178,24 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
 
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Id {
+        A,
+        B,
+        C,
+        D,
+    }
+
+    impl StageId for Id {
+        fn name(self) -> &'static str {
+            ["a", "b", "c", "d"][self as usize]
+        }
+    }
+
     /// A stage that records its runs; its input is a value in the context.
     struct Probe {
-        name: &'static str,
-        upstream: &'static [&'static str],
+        id: Id,
+        upstream: &'static [Id],
         fail: bool,
     }
 
@@ -187,45 +204,46 @@ mod tests {
         ran: RefCell<Vec<&'static str>>,
     }
 
-    impl Stage<Ctx, Vec<&'static str>> for Probe {
-        fn name(&self) -> &'static str {
-            self.name
+    impl Stage<Ctx, Vec<&'static str>, Id> for Probe {
+        fn id(&self) -> Id {
+            self.id
         }
-        fn upstream(&self) -> &'static [&'static str] {
+        fn upstream(&self) -> &'static [Id] {
             self.upstream
         }
         fn inputs(&self, ctx: &Ctx) -> Fingerprint {
-            Fingerprint::default().with("value", ctx.inputs[self.name].clone())
+            Fingerprint::default().with("value", ctx.inputs[self.id.name()].clone())
         }
         fn run(&self, ctx: &Ctx, art: &mut Vec<&'static str>) -> Result<()> {
-            ctx.ran.borrow_mut().push(self.name);
+            let name = self.id.name();
+            ctx.ran.borrow_mut().push(name);
             if self.fail {
-                bail!("{} broke", self.name);
+                bail!("{name} broke");
             }
-            art.push(self.name);
-            std::fs::write(ctx.inputs["dir"].clone() + "/" + self.name + ".jsonl", b"")?;
+            art.push(name);
+            std::fs::write(ctx.inputs["dir"].clone() + "/" + name + ".jsonl", b"")?;
             Ok(())
         }
     }
 
     const A: Probe = Probe {
-        name: "a",
+        id: Id::A,
         upstream: &[],
         fail: false,
     };
     const B: Probe = Probe {
-        name: "b",
-        upstream: &["a"],
+        id: Id::B,
+        upstream: &[Id::A],
         fail: false,
     };
     const C: Probe = Probe {
-        name: "c",
+        id: Id::C,
         upstream: &[],
         fail: false,
     };
     const D: Probe = Probe {
-        name: "d",
-        upstream: &["b", "c"],
+        id: Id::D,
+        upstream: &[Id::B, Id::C],
         fail: false,
     };
 
@@ -242,11 +260,11 @@ mod tests {
         }
     }
 
-    fn reasons(p: &[Planned]) -> Vec<String> {
-        p.iter()
-            .map(|p| match &p.decision {
-                Decision::Fresh => format!("{} fresh", p.stage),
-                Decision::Rerun(r) => format!("{} {r}", p.stage),
+    fn reasons(d: &[Decided<Id>]) -> Vec<String> {
+        d.iter()
+            .map(|d| match &d.freshness {
+                Freshness::Fresh => format!("{} fresh", d.stage.name()),
+                Freshness::Dirty(r) => format!("{} {r}", d.stage.name()),
             })
             .collect()
     }
@@ -257,12 +275,12 @@ mod tests {
         let work = WorkDir::new(dir.path());
         let dag = Dag::new(vec![&A, &B, &C, &D]).unwrap();
         let c1 = ctx(dir.path(), "1");
-        let p = dag.plan(&c1, &work);
+        let p = dag.decide(&c1, &work);
         dag.execute(&p, &c1, &work, &mut Vec::new(), &mut |_| {})
             .unwrap();
         assert_eq!(*c1.ran.borrow(), ["a", "b", "c", "d"]);
         let c2 = ctx(dir.path(), "2");
-        let p = dag.plan(&c2, &work);
+        let p = dag.decide(&c2, &work);
         assert_eq!(
             reasons(&p),
             [
@@ -276,7 +294,7 @@ mod tests {
         dag.execute(&p, &c2, &work, &mut Vec::new(), &mut |_| {})
             .unwrap();
         std::fs::remove_file(dir.path().join("b.jsonl")).unwrap();
-        let p = dag.plan(&c2, &work);
+        let p = dag.decide(&c2, &work);
         assert_eq!(
             reasons(&p),
             [
@@ -293,30 +311,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let work = WorkDir::new(dir.path());
         let broken = Probe {
-            name: "b",
-            upstream: &["a"],
+            id: Id::B,
+            upstream: &[Id::A],
             fail: true,
         };
         let dag = Dag::new(vec![&A, &broken, &C]).unwrap();
         let c = ctx(dir.path(), "1");
-        let p = dag.plan(&c, &work);
+        let p = dag.decide(&c, &work);
         let mut log = Vec::new();
         let r = dag.execute(&p, &c, &work, &mut Vec::new(), &mut |e| {
             log.push(match e {
-                Event::Explained(p) => format!("explain {}", p.stage),
-                Event::Reused(p) => format!("reuse {}", p.stage),
-                Event::Started(p) => format!("start {}", p.stage),
-                Event::Finished(p, _) => format!("done {}", p.stage),
-                Event::Failed(p, _) => format!("failed {}", p.stage),
+                Event::Explained(d) => format!("explain {}", d.stage.name()),
+                Event::Reused(d) => format!("reuse {}", d.stage.name()),
+                Event::Started(d) => format!("start {}", d.stage.name()),
+                Event::Finished(d, _) => format!("done {}", d.stage.name()),
+                Event::Failed(d, _) => format!("failed {}", d.stage.name()),
             })
         });
         assert!(format!("{:#}", r.unwrap_err()).contains("stage b: b broke"));
         assert_eq!(log, ["start a", "done a", "start b", "failed b"]);
         assert_eq!(*c.ran.borrow(), ["a", "b"]);
         // the failed stage left no fingerprint: it reruns next time, a stays fresh
-        let p = dag.plan(&c, &work);
-        assert_eq!(p[0].decision, Decision::Fresh);
-        assert_eq!(p[1].decision, Decision::Rerun("no previous run".into()));
+        let p = dag.decide(&c, &work);
+        assert_eq!(p[0].freshness, Freshness::Fresh);
+        assert_eq!(p[1].freshness, Freshness::Dirty(DirtyReason::NoPreviousRun));
     }
 
     #[test]

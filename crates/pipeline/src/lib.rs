@@ -1,5 +1,6 @@
-//! Fingerprints, the work folder and JSONL artifacts; `dag` holds the `Stage` unit and the
-//! runner that orders stages (the build's list is in `ops::build`).
+//! Fingerprints, typed stage ids, why a stage reruns (`DirtyReason`) and the work folder; `dag`
+//! holds the `Stage` unit and the runner that orders stages (the build's list is in
+//! `gtb_build`).
 //!
 //! Each stage has a fingerprint: a sorted map of its inputs (resolved config section, upstream
 //! fingerprints, hashes of raw files, code and prompt versions). Its artifact and the map are
@@ -10,6 +11,7 @@ pub mod dag;
 use anyhow::{Context, Result};
 use gtb_core::digest::{digest_bytes, write_atomic};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Inputs of a stage, name -> digest or value.
@@ -29,30 +31,108 @@ impl Fingerprint {
     pub fn digest(&self) -> String {
         digest_bytes(&serde_json::to_vec(&self.0).expect("map serialises"))
     }
-    /// Why `self` differs from a previous fingerprint, in words.
-    pub fn reason_against(&self, old: &Fingerprint) -> Option<String> {
-        let mut reasons = Vec::new();
+    /// What changed since a previous fingerprint: new and changed keys in key order, then the
+    /// removed ones.
+    pub fn changes_from(&self, old: &Fingerprint) -> Vec<InputChange> {
+        let mut out: Vec<InputChange> = Vec::new();
         for (k, v) in &self.0 {
-            match old.0.get(k) {
-                None => reasons.push(format!("{k} is new")),
-                Some(o) if o != v => reasons.push(format!("{k} changed")),
-                _ => {}
-            }
+            let how = match old.0.get(k) {
+                None => Change::New,
+                Some(o) if o != v => Change::Changed,
+                _ => continue,
+            };
+            out.push(InputChange {
+                key: k.clone(),
+                how,
+            });
         }
-        for k in old.0.keys() {
-            if !self.0.contains_key(k) {
-                reasons.push(format!("{k} was removed"));
-            }
+        for k in old.0.keys().filter(|k| !self.0.contains_key(*k)) {
+            out.push(InputChange {
+                key: k.clone(),
+                how: Change::Removed,
+            });
         }
-        (!reasons.is_empty()).then(|| reasons.join(", "))
+        out
     }
 }
 
-/// What the runner decided for a stage.
+/// How one input of a fingerprint changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    New,
+    Changed,
+    Removed,
+}
+
+/// One input of a fingerprint that differs from the previous run's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub struct InputChange {
+    pub key: String,
+    pub how: Change,
+}
+
+impl fmt::Display for InputChange {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let how = match self.how {
+            Change::New => "is new",
+            Change::Changed => "changed",
+            Change::Removed => "was removed",
+        };
+        write!(f, "{} {how}", self.key)
+    }
+}
+
+/// Input changes in words: "config sample changed, code changed".
+pub fn describe_changes(changes: &[InputChange]) -> String {
+    let words: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    words.join(", ")
+}
+
+/// A stage of a pipeline, named in code rather than by a string (the build's are
+/// `gtb_build::BuildStage`). `name` is its file name in the work folder and its word in
+/// messages.
+pub trait StageId: Copy + Eq + Ord + fmt::Debug + 'static {
+    fn name(self) -> &'static str;
+}
+
+/// Why a stage must run again (after cargo's `DirtyReason`), shown when it reruns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirtyReason<I> {
+    NoPreviousRun,
+    FingerprintUnreadable,
+    /// the stage's own inputs (config section, seed, code, input digests, an upstream stage's
+    /// fingerprint) differ from the previous run's
+    InputsChanged(Vec<InputChange>),
+    ArtifactMissing,
+    OutputMissing(PathBuf),
+    /// an upstream stage reruns: the stage where the rerun started
+    UpstreamReruns(I),
+}
+
+impl<I: StageId> fmt::Display for DirtyReason<I> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            DirtyReason::NoPreviousRun => f.write_str("no previous run"),
+            DirtyReason::FingerprintUnreadable => f.write_str("previous fingerprint unreadable"),
+            DirtyReason::InputsChanged(changes) => f.write_str(&describe_changes(changes)),
+            DirtyReason::ArtifactMissing => f.write_str("artifact missing"),
+            DirtyReason::OutputMissing(p) => write!(f, "{} missing", p.display()),
+            DirtyReason::UpstreamReruns(s) => write!(f, "upstream {} reruns", s.name()),
+        }
+    }
+}
+
+/// Whether a stage can be reused or must run (after cargo's `Freshness`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Freshness<I> {
     Fresh,
-    Rerun(String),
+    Dirty(DirtyReason<I>),
+}
+
+impl<I> Freshness<I> {
+    pub fn is_fresh(&self) -> bool {
+        matches!(self, Freshness::Fresh)
+    }
 }
 
 pub struct WorkDir {
@@ -65,38 +145,46 @@ impl WorkDir {
             root: root.to_path_buf(),
         }
     }
-    pub fn artifact(&self, stage: &str) -> PathBuf {
-        self.root.join(format!("{stage}.jsonl"))
+    pub fn artifact(&self, stage: impl StageId) -> PathBuf {
+        self.root.join(format!("{}.jsonl", stage.name()))
     }
-    fn fp_path(&self, stage: &str) -> PathBuf {
-        self.root.join(format!("{stage}.fingerprint.json"))
+    fn fp_path(&self, stage: impl StageId) -> PathBuf {
+        self.root.join(format!("{}.fingerprint.json", stage.name()))
     }
-    /// Decide whether a stage must run.
-    pub fn decide(&self, stage: &str, fp: &Fingerprint, extra_outputs: &[&Path]) -> Decision {
+    /// Whether a stage must run: its fingerprint against the stored one, then its artifact and
+    /// outputs.
+    pub fn freshness<I: StageId>(
+        &self,
+        stage: I,
+        fp: &Fingerprint,
+        outputs: &[&Path],
+    ) -> Freshness<I> {
+        let dirty = Freshness::Dirty;
         let Ok(text) = std::fs::read(self.fp_path(stage)) else {
-            return Decision::Rerun("no previous run".into());
+            return dirty(DirtyReason::NoPreviousRun);
         };
         let Ok(old) = serde_json::from_slice::<Fingerprint>(&text) else {
-            return Decision::Rerun("previous fingerprint unreadable".into());
+            return dirty(DirtyReason::FingerprintUnreadable);
         };
-        if let Some(r) = fp.reason_against(&old) {
-            return Decision::Rerun(r);
+        let changes = fp.changes_from(&old);
+        if !changes.is_empty() {
+            return dirty(DirtyReason::InputsChanged(changes));
         }
         if !self.artifact(stage).exists() {
-            return Decision::Rerun("artifact missing".into());
+            return dirty(DirtyReason::ArtifactMissing);
         }
-        if let Some(p) = extra_outputs.iter().find(|p| !p.exists()) {
-            return Decision::Rerun(format!("{} missing", p.display()));
+        match outputs.iter().find(|p| !p.exists()) {
+            Some(p) => dirty(DirtyReason::OutputMissing(p.to_path_buf())),
+            None => Freshness::Fresh,
         }
-        Decision::Fresh
     }
     /// Record a stage's fingerprint, after the stage put its artifact and outputs in place (a
     /// crash before this reruns the stage).
-    pub fn commit_fingerprint(&self, stage: &str, fp: &Fingerprint) -> Result<()> {
+    pub fn commit_fingerprint(&self, stage: impl StageId, fp: &Fingerprint) -> Result<()> {
         write_atomic(&self.fp_path(stage), &serde_json::to_vec_pretty(fp)?)
             .context("writing fingerprint")
     }
-    pub fn read_artifact(&self, stage: &str) -> Result<Vec<u8>> {
+    pub fn read_artifact(&self, stage: impl StageId) -> Result<Vec<u8>> {
         let p = self.artifact(stage);
         std::fs::read(&p).with_context(|| format!("reading {}", p.display()))
     }

@@ -202,104 +202,115 @@ pub fn load(path: &Path) -> Result<Vec<Archetype>, InputError> {
     })?;
     let mut seen = std::collections::HashSet::new();
     for a in &file.archetype {
-        let line = text
-            .find(&format!("group_id = \"{}\"", a.group_id))
-            .map(|o| line_of(text, o))
-            .unwrap_or(0);
-        let bad =
-            |field: &str, m: String| err(line, field, format!("archetype {}: {m}", a.group_id));
-        if !seen.insert(a.group_id.clone()) {
-            return Err(bad("group_id", "duplicate group_id".into()));
-        }
-        if let Some(n) = a.table8_size.filter(|n| !(2..=6).contains(n)) {
-            return Err(bad(
-                "table8_size",
-                format!("{n} is not a Table 8 group size (2..=6)"),
-            ));
-        }
-        let planned: Vec<&str> = a
-            .slots
-            .iter()
-            .filter(|s| s.strategy != Strategy::Skip)
-            .map(|s| s.user.as_str())
-            .collect();
-        if let Some(m) = order_problem(&a.generation_order, &planned) {
-            return Err(bad("generation_order", m));
-        }
-        for (i, s) in a.slots.iter().enumerate() {
-            if s.user != format!("User{}", i + 1) {
-                return Err(bad(
-                    "slot.user",
-                    format!("slot {} must be User{}, found {}", i + 1, i + 1, s.user),
-                ));
-            }
-            if let Some((field, m)) = s.filter.problem() {
-                return Err(bad(field, format!("{}: {m}", s.user)));
-            }
-            match (s.strategy, &s.reference) {
-                (Strategy::CopyMinor | Strategy::CopyModerate, None) => {
-                    return Err(bad(
-                        "slot.reference",
-                        format!("{} copies but names no reference", s.user),
-                    ));
-                }
-                (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => {
-                    let rpos = a.generation_order.iter().position(|u| u == r);
-                    let spos = a.generation_order.iter().position(|u| *u == s.user);
-                    if a.slot(r).is_none_or(|rs| rs.strategy == Strategy::Skip)
-                        || rpos.is_none()
-                        || rpos >= spos
-                    {
-                        return Err(bad(
-                            "slot.reference",
-                            format!(
-                                "{} copies from {r}, which is not generated before it",
-                                s.user
-                            ),
-                        ));
-                    }
-                }
-                (_, Some(_)) => {
-                    return Err(bad(
-                        "slot.reference",
-                        format!("{}: only copy strategies take a reference", s.user),
-                    ));
-                }
-                _ => {}
-            }
-        }
-        if a.compromise_patterns.is_empty() {
-            return Err(bad(
-                "compromise_patterns",
-                "at least one pattern is needed".into(),
-            ));
-        }
-        for p in &a.compromise_patterns {
-            if let Some(u) = p.iter().find(|u| !planned.contains(&u.as_str())) {
-                return Err(bad(
-                    "compromise_patterns",
-                    format!(
-                        "pattern [{}] names {u}, which is not a member with a table ({})",
-                        p.join(", "),
-                        planned.join(", ")
-                    ),
-                ));
-            }
-            if p.is_empty() {
-                return Err(bad("compromise_patterns", "a pattern is empty".into()));
-            }
-        }
-        if a.share == 0 || !(0.2..=5.0).contains(&a.spend) {
-            return Err(bad(
-                "share",
-                "share must be positive and spend within 0.2..5".into(),
-            ));
+        let problem = if seen.insert(a.group_id.clone()) {
+            archetype_problem(a)
+        } else {
+            Some(("group_id", "duplicate group_id".into()))
+        };
+        if let Some((field, m)) = problem {
+            let line = text
+                .find(&format!("group_id = \"{}\"", a.group_id))
+                .map(|o| line_of(text, o))
+                .unwrap_or(0);
+            return Err(err(line, field, format!("archetype {}: {m}", a.group_id)));
         }
     }
     if file.archetype.is_empty() {
         return Err(err(0, "archetype", "no [[archetype]] in the file".into()));
     }
     Ok(file.archetype)
+}
+
+/// What is wrong with one archetype, as (field, message).
+fn archetype_problem(a: &Archetype) -> Option<(&'static str, String)> {
+    if let Some(n) = a.table8_size.filter(|n| !(2..=6).contains(n)) {
+        return Some((
+            "table8_size",
+            format!("{n} is not a Table 8 group size (2..=6)"),
+        ));
+    }
+    let planned: Vec<&str> = a
+        .slots
+        .iter()
+        .filter(|s| s.strategy != Strategy::Skip)
+        .map(|s| s.user.as_str())
+        .collect();
+    if let Some(m) = order_problem(&a.generation_order, &planned) {
+        return Some(("generation_order", m));
+    }
+    if let Some(p) = a
+        .slots
+        .iter()
+        .enumerate()
+        .find_map(|(i, s)| slot_problem(a, i, s))
+    {
+        return Some(p);
+    }
+    if let Some(m) = patterns_problem(&a.compromise_patterns, &planned) {
+        return Some(("compromise_patterns", m));
+    }
+    if a.share == 0 || !(0.2..=5.0).contains(&a.spend) {
+        return Some((
+            "share",
+            "share must be positive and spend within 0.2..5".into(),
+        ));
+    }
+    None
+}
+
+/// What is wrong with slot `i`: its name, its profile filter, or its copy reference (a copying
+/// member names a member generated before it; nobody else names one).
+fn slot_problem(a: &Archetype, i: usize, s: &Slot) -> Option<(&'static str, String)> {
+    if s.user != format!("User{}", i + 1) {
+        return Some((
+            "slot.user",
+            format!("slot {} must be User{}, found {}", i + 1, i + 1, s.user),
+        ));
+    }
+    if let Some((field, m)) = s.filter.problem() {
+        return Some((field, format!("{}: {m}", s.user)));
+    }
+    let copies = matches!(s.strategy, Strategy::CopyMinor | Strategy::CopyModerate);
+    let m = match (copies, &s.reference) {
+        (true, None) => format!("{} copies but names no reference", s.user),
+        (true, Some(r)) => {
+            let rpos = a.generation_order.iter().position(|u| u == r);
+            let spos = a.generation_order.iter().position(|u| *u == s.user);
+            if a.slot(r).is_some_and(|rs| rs.strategy != Strategy::Skip)
+                && rpos.is_some()
+                && rpos < spos
+            {
+                return None;
+            }
+            format!(
+                "{} copies from {r}, which is not generated before it",
+                s.user
+            )
+        }
+        (false, Some(_)) => format!("{}: only copy strategies take a reference", s.user),
+        (false, None) => return None,
+    };
+    Some(("slot.reference", m))
+}
+
+/// At least one compromise pattern; each non-empty and naming only members with a table.
+fn patterns_problem(patterns: &[Vec<String>], planned: &[&str]) -> Option<String> {
+    if patterns.is_empty() {
+        return Some("at least one pattern is needed".into());
+    }
+    for p in patterns {
+        if let Some(u) = p.iter().find(|u| !planned.contains(&u.as_str())) {
+            return Some(format!(
+                "pattern [{}] names {u}, which is not a member with a table ({})",
+                p.join(", "),
+                planned.join(", ")
+            ));
+        }
+        if p.is_empty() {
+            return Some("a pattern is empty".into());
+        }
+    }
+    None
 }
 
 /// What is wrong with a generation order: it must list every member with a table (not

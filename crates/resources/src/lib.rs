@@ -486,11 +486,116 @@ fn transfer_columns(r: &table::Row) -> Result<(u32, Vec<String>), InputError> {
     Ok((transfers, via))
 }
 
-/// Load every resource from the configured paths.
+/// Load every resource from the configured paths: each table is read and checked by its own
+/// reader below, then indexed.
 pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     let mut files: Vec<PathBuf> = Vec::new();
-    // cities
-    let cities = read_csv(&paths.cities, |r| {
+    let cities = load_cities(&paths.cities)?;
+    files.push(paths.cities.clone());
+    let city_index: HashMap<String, CityId> =
+        unique_index(&cities, |c| &c.name, &paths.cities, "name", "city")?
+            .into_iter()
+            .map(|(name, i)| (name, i as CityId))
+            .collect();
+    let attractions = load_attractions(paths, &cities, &city_index, &mut files)?;
+    let aliases = if input::exists(&paths.aliases) {
+        files.push(paths.aliases.clone());
+        aliases::load(&paths.aliases, &city_index, &attractions)?
+    } else {
+        vec![Vec::new(); cities.len()]
+    };
+    let mut empty_files: Vec<PathBuf> = Vec::new();
+    let food = per_city_tables(
+        &paths.food,
+        &city_index,
+        &mut files,
+        &mut empty_files,
+        food_row,
+    )?;
+    let hotels = per_city_tables(
+        &paths.hotels,
+        &city_index,
+        &mut files,
+        &mut empty_files,
+        hotel_row,
+    )?;
+    check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
+    let transport = load_transport(&paths.transport, &city_index)?;
+    files.push(paths.transport.clone());
+    let profiles = load_profiles(&paths.profiles)?;
+    files.push(paths.profiles.clone());
+    let profile_index = unique_index(&profiles, |p| &p.id, &paths.profiles, "id", "profile id")?;
+    let archetypes = archetypes::load(&paths.archetypes)?;
+    files.push(paths.archetypes.clone());
+    let mut res = Resources {
+        cities,
+        city_index,
+        attractions,
+        aliases,
+        food,
+        hotels,
+        transport,
+        profiles,
+        profile_index,
+        archetypes,
+        clusters: Vec::new(),
+        input_digests: Vec::new(),
+        named_restaurants: 0.0,
+        store: None,
+        name_index: Vec::new(),
+    };
+    if input::exists(&paths.clusters) {
+        res.clusters = cluster_table::load(&paths.clusters, &res)?;
+        files.push(paths.clusters.clone());
+    }
+    res.input_digests = input_digests(files)?;
+    res.index_names();
+    Ok(res)
+}
+
+/// Position by key, refusing a key given twice (the row of the second names it).
+fn unique_index<T>(
+    rows: &[T],
+    key: impl Fn(&T) -> &String,
+    file: &Path,
+    field: &str,
+    what: &str,
+) -> Result<HashMap<String, usize>, InputError> {
+    let mut index = HashMap::with_capacity_and_hasher(rows.len(), Default::default());
+    for (i, row) in rows.iter().enumerate() {
+        if index.insert(key(row).clone(), i).is_some() {
+            return Err(InputError {
+                file: file.to_path_buf(),
+                line: i as u64 + 2,
+                field: field.into(),
+                message: format!("duplicate {what} {:?}", key(row)),
+            });
+        }
+    }
+    Ok(index)
+}
+
+/// blake3 of every input file, by path, sorted: the prepare stage's fingerprint.
+fn input_digests(files: Vec<PathBuf>) -> Result<Vec<(String, String)>, InputError> {
+    let mut digests = Vec::with_capacity(files.len());
+    for f in files {
+        let d = input::read(&f)
+            .map(|b| digest::digest_bytes(&b))
+            .map_err(|e| InputError {
+                file: f.clone(),
+                line: 0,
+                field: String::new(),
+                message: format!("cannot read: {e}"),
+            })?;
+        digests.push((rel(&f), d));
+    }
+    digests.sort();
+    Ok(digests)
+}
+
+/// `cities.csv`.
+fn load_cities(path: &Path) -> Result<Vec<City>, InputError> {
+    let cities = read_csv(path, |r| {
         let tier: u8 = r.number_in("tier", 1..=3)?;
         let flag = |f: &str| -> Result<bool, InputError> {
             match r.str(f)? {
@@ -514,120 +619,101 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
         })
     })?;
     if cities.is_empty() {
-        return Err(table::no_rows(&paths.cities, "every task needs its cities"));
+        return Err(table::no_rows(path, "every task needs its cities"));
     }
-    files.push(paths.cities.clone());
-    let mut city_index = HashMap::default();
-    for (i, c) in cities.iter().enumerate() {
-        if city_index.insert(c.name.clone(), i as CityId).is_some() {
-            return Err(InputError {
-                file: paths.cities.clone(),
-                line: i as u64 + 2,
-                field: "name".into(),
-                message: format!("duplicate city {:?}", c.name),
-            });
-        }
-    }
-    let n = cities.len();
+    Ok(cities)
+}
 
-    // attractions
-    let attractions = load_attractions(paths, &cities, &city_index, &mut files)?;
-    let aliases = if input::exists(&paths.aliases) {
-        files.push(paths.aliases.clone());
-        aliases::load(&paths.aliases, &city_index, &attractions)?
-    } else {
-        vec![Vec::new(); n]
+/// A folder of region files of one table, rows gathered per city; a file without rows is
+/// noted in `empty_files` (the destination check names the cities it leaves bare).
+fn per_city_tables<T>(
+    folder: &Path,
+    city_index: &HashMap<String, CityId>,
+    files: &mut Vec<PathBuf>,
+    empty_files: &mut Vec<PathBuf>,
+    row: impl Fn(&table::Row, CityId) -> Result<T, InputError>,
+) -> Result<Vec<Vec<T>>, InputError> {
+    let mut per_city: Vec<Vec<T>> = (0..city_index.len()).map(|_| Vec::new()).collect();
+    for file in csv_files(folder)? {
+        let rows = read_csv(&file, |r| {
+            let city = check_city(r, city_index)?;
+            Ok((city, row(r, city)?))
+        })?;
+        if rows.is_empty() {
+            empty_files.push(file.clone());
+        }
+        for (city, t) in rows {
+            per_city[city as usize].push(t);
+        }
+        files.push(file);
+    }
+    Ok(per_city)
+}
+
+/// A row of `food/<region>.csv`.
+fn food_row(r: &table::Row, city: CityId) -> Result<Food, InputError> {
+    let kind = match r.str("kind")? {
+        "cuisine" => FoodKind::Cuisine,
+        "dish" => FoodKind::Dish,
+        "restaurant" => FoodKind::Restaurant,
+        other => {
+            return Err(r.err(
+                "kind",
+                format!("must be cuisine, dish or restaurant, got {other:?}"),
+            ));
+        }
     };
-
-    // food
-    let mut food: Vec<Vec<Food>> = vec![Vec::new(); n];
-    let mut empty_files: Vec<PathBuf> = Vec::new();
-    for file in csv_files(&paths.food)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, &city_index)?;
-            let kind = match r.str("kind")? {
-                "cuisine" => FoodKind::Cuisine,
-                "dish" => FoodKind::Dish,
-                "restaurant" => FoodKind::Restaurant,
-                other => {
-                    return Err(r.err(
-                        "kind",
-                        format!("must be cuisine, dish or restaurant, got {other:?}"),
-                    ));
-                }
-            };
-            let category = r.text("category")?;
-            if !vocab::is_food_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not in the food vocabulary"),
-                ));
-            }
-            Ok(Food {
-                city,
-                name: r.text("name")?,
-                kind,
-                category,
-                price: r.parse("price")?,
-            })
-        })?;
-        if rows.is_empty() {
-            empty_files.push(file.clone());
-        }
-        for f in rows {
-            food[f.city as usize].push(f);
-        }
-        files.push(file);
+    let category = r.text("category")?;
+    if !vocab::is_food_category(&category) {
+        return Err(r.err(
+            "category",
+            format!("{category:?} is not in the food vocabulary"),
+        ));
     }
+    Ok(Food {
+        city,
+        name: r.text("name")?,
+        kind,
+        category,
+        price: r.parse("price")?,
+    })
+}
 
-    // hotels
-    let mut hotels: Vec<Vec<HotelBand>> = vec![Vec::new(); n];
-    for file in csv_files(&paths.hotels)? {
-        let rows = read_csv(&file, |r| {
-            let city = check_city(r, &city_index)?;
-            let category = r.text("category")?;
-            if !vocab::is_hotel_category(&category) {
-                return Err(r.err(
-                    "category",
-                    format!("{category:?} is not one of the 13 hotel categories"),
-                ));
-            }
-            let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
-            if lo > hi {
-                return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
-            }
-            Ok(HotelBand {
-                city,
-                category,
-                price_low: lo,
-                price_high: hi,
-            })
-        })?;
-        if rows.is_empty() {
-            empty_files.push(file.clone());
-        }
-        for h in rows {
-            hotels[h.city as usize].push(h);
-        }
-        files.push(file);
+/// A row of `hotels/<region>.csv`.
+fn hotel_row(r: &table::Row, city: CityId) -> Result<HotelBand, InputError> {
+    let category = r.text("category")?;
+    if !vocab::is_hotel_category(&category) {
+        return Err(r.err(
+            "category",
+            format!("{category:?} is not one of the 13 hotel categories"),
+        ));
     }
-    check_destinations_eat_and_sleep(paths, &cities, &attractions, &food, &hotels, &empty_files)?;
+    let (lo, hi): (u32, u32) = (r.parse("price_low")?, r.parse("price_high")?);
+    if lo > hi {
+        return Err(r.err("price_high", format!("{hi} is below price_low {lo}")));
+    }
+    Ok(HotelBand {
+        city,
+        category,
+        price_low: lo,
+        price_high: hi,
+    })
+}
 
-    // transport
-    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::default();
-    let rows = read_csv(&paths.transport, |r| {
-        let from = city_index.get(r.str("from")?).copied().ok_or_else(|| {
-            r.err(
-                "from",
-                format!("unknown city {:?}", r.str("from").unwrap_or("")),
-            )
-        })?;
-        let to = city_index.get(r.str("to")?).copied().ok_or_else(|| {
-            r.err(
-                "to",
-                format!("unknown city {:?}", r.str("to").unwrap_or("")),
-            )
-        })?;
+/// `transport.csv`: the options of every ordered city pair.
+fn load_transport(
+    path: &Path,
+    city_index: &HashMap<String, CityId>,
+) -> Result<HashMap<(CityId, CityId), Vec<TransportOption>>, InputError> {
+    let city = |r: &table::Row, field: &str| -> Result<CityId, InputError> {
+        let name = r.str(field)?;
+        city_index
+            .get(name)
+            .copied()
+            .ok_or_else(|| r.err(field, format!("unknown city {name:?}")))
+    };
+    let rows = read_csv(path, |r| {
+        let (from, to) = (city(r, "from")?, city(r, "to")?);
         let mode_s = r.str("mode")?;
         let mode = vocab::TRANSPORT_MODES
             .iter()
@@ -640,31 +726,29 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
                 )
             })?;
         let (transfers, via) = transfer_columns(r)?;
-        Ok((
-            (from, to),
-            TransportOption {
-                mode,
-                minutes: r.parse("minutes")?,
-                fare: r.parse("fare")?,
-                distance_km: r.parse("distance_km")?,
-                transfers,
-                via,
-            },
-        ))
+        let option = TransportOption {
+            mode,
+            minutes: r.parse("minutes")?,
+            fare: r.parse("fare")?,
+            distance_km: r.parse("distance_km")?,
+            transfers,
+            via,
+        };
+        Ok(((from, to), option))
     })?;
     if rows.is_empty() {
-        return Err(table::no_rows(
-            &paths.transport,
-            "every trip needs intercity transport",
-        ));
+        return Err(table::no_rows(path, "every trip needs intercity transport"));
     }
+    let mut transport: HashMap<(CityId, CityId), Vec<TransportOption>> = HashMap::default();
     for (k, v) in rows {
         transport.entry(k).or_default().push(v);
     }
-    files.push(paths.transport.clone());
+    Ok(transport)
+}
 
-    // profiles
-    let profiles = read_csv(&paths.profiles, |r| {
+/// `profiles.csv`.
+fn load_profiles(path: &Path) -> Result<Vec<Profile>, InputError> {
+    let profiles = read_csv(path, |r| {
         let one_of = |field: &str, allowed: &[&str]| -> Result<String, InputError> {
             let v = r.text(field)?;
             if !allowed.contains(&v.as_str()) {
@@ -686,63 +770,11 @@ pub fn load(paths: &Paths) -> Result<Resources, InputError> {
     })?;
     if profiles.is_empty() {
         return Err(table::no_rows(
-            &paths.profiles,
+            path,
             "every member is drawn from the profiles",
         ));
     }
-    files.push(paths.profiles.clone());
-
-    let archetypes = archetypes::load(&paths.archetypes)?;
-    files.push(paths.archetypes.clone());
-
-    let mut profile_index = HashMap::with_capacity_and_hasher(profiles.len(), Default::default());
-    for (i, p) in profiles.iter().enumerate() {
-        if profile_index.insert(p.id.clone(), i).is_some() {
-            return Err(InputError {
-                file: paths.profiles.clone(),
-                line: i as u64 + 2,
-                field: "id".into(),
-                message: format!("duplicate profile id {:?}", p.id),
-            });
-        }
-    }
-    let mut res = Resources {
-        cities,
-        city_index,
-        attractions,
-        aliases,
-        food,
-        hotels,
-        transport,
-        profiles,
-        profile_index,
-        archetypes,
-        clusters: Vec::new(),
-        input_digests: Vec::new(),
-        named_restaurants: 0.0,
-        store: None,
-        name_index: Vec::new(),
-    };
-    if input::exists(&paths.clusters) {
-        res.clusters = cluster_table::load(&paths.clusters, &res)?;
-        files.push(paths.clusters.clone());
-    }
-    let mut digests = Vec::new();
-    for f in files {
-        let d = input::read(&f)
-            .map(|b| digest::digest_bytes(&b))
-            .map_err(|e| InputError {
-                file: f.clone(),
-                line: 0,
-                field: String::new(),
-                message: format!("cannot read: {e}"),
-            })?;
-        digests.push((rel(&f), d));
-    }
-    digests.sort();
-    res.input_digests = digests;
-    res.index_names();
-    Ok(res)
+    Ok(profiles)
 }
 
 /// The attraction tables, per city sorted by popularity (desc) then name, parent links

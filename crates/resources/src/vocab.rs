@@ -262,17 +262,43 @@ pub fn spoken_food(v: &str) -> &str {
     head.split('(').next().unwrap_or(head)
 }
 
+/// A vocabulary as a set, built on first use: validation asks these for every value of every
+/// task, and the lists are long (a linear scan compared about a hundred strings a value).
+struct Vocab {
+    list: &'static [&'static str],
+    set: std::sync::OnceLock<std::collections::HashSet<&'static str, foldhash::fast::FixedState>>,
+}
+
+impl Vocab {
+    const fn of(list: &'static [&'static str]) -> Vocab {
+        Vocab {
+            list,
+            set: std::sync::OnceLock::new(),
+        }
+    }
+    fn contains(&self, s: &str) -> bool {
+        self.set
+            .get_or_init(|| self.list.iter().copied().collect())
+            .contains(s)
+    }
+}
+
+static ATTRACTIONS: Vocab = Vocab::of(ATTRACTION_CATEGORIES);
+static FOOD: Vocab = Vocab::of(FOOD_CATEGORIES);
+static FOOD_ANY: Vocab = Vocab::of(FOOD_ANYWHERE);
+static HOTELS: Vocab = Vocab::of(&HOTEL_CATEGORIES);
+
 pub fn is_attraction_category(s: &str) -> bool {
-    ATTRACTION_CATEGORIES.contains(&s)
+    ATTRACTIONS.contains(s)
 }
 pub fn is_food_category(s: &str) -> bool {
-    FOOD_CATEGORIES.contains(&s)
+    FOOD.contains(s)
 }
 pub fn is_food_anywhere(s: &str) -> bool {
-    FOOD_ANYWHERE.contains(&s)
+    FOOD_ANY.contains(s)
 }
 pub fn is_hotel_category(s: &str) -> bool {
-    HOTEL_CATEGORIES.contains(&s)
+    HOTELS.contains(s)
 }
 pub fn is_transport_mode(s: &str) -> bool {
     TRANSPORT_MODES.contains(&s)

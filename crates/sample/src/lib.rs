@@ -47,6 +47,161 @@ struct Cell {
     weight: f64,
 }
 
+/// The clusters a task can go to, by size: some hub reaches them leg by leg, and none of their
+/// cities is held out.
+fn destination_clusters<'r>(
+    res: &'r Resources,
+    held_out: &[gtb_resources::CityId],
+) -> [Vec<&'r Cluster>; 3] {
+    let mut by_size: [Vec<&Cluster>; 3] = Default::default();
+    for c in &res.clusters {
+        let reachable = res.hubs().any(|h| {
+            !c.cities.contains(&h)
+                && res
+                    .route_legs(h, &c.cities)
+                    .iter()
+                    .all(|&(a, b)| !res.transport(a, b).is_empty())
+        });
+        if reachable && !c.cities.iter().any(|x| held_out.contains(x)) {
+            by_size[c.cities.len() - 1].push(c);
+        }
+    }
+    by_size
+}
+
+/// Per archetype and slot, the profiles its filter accepts, for a group of men and of women
+/// (same-gender archetypes draw every member from one of them).
+fn eligible_profiles(res: &Resources) -> Result<Vec<Vec<[Vec<usize>; 2]>>> {
+    let mut eligible = Vec::new();
+    for a in &res.archetypes {
+        let mut per_slot = Vec::new();
+        for slot in &a.slots {
+            let mut g: [Vec<usize>; 2] = Default::default();
+            for (gi, gender) in [Some("男"), Some("女")].into_iter().enumerate() {
+                let group_gender = if a.same_gender { gender } else { None };
+                g[gi] = res
+                    .profiles
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| slot.filter.accepts(p, group_gender))
+                    .map(|(i, _)| i)
+                    .collect();
+            }
+            let need = if a.same_gender {
+                g[0].len().min(g[1].len())
+            } else {
+                g[0].len()
+            };
+            if need < a.slots.len() {
+                bail!(
+                    "archetype {} slot {} ({}): only {} profiles match its filter ({}); widen the filter or add profiles",
+                    a.group_id,
+                    slot.user,
+                    slot.role,
+                    need,
+                    slot.filter
+                );
+            }
+            per_slot.push(g);
+        }
+        eligible.push(per_slot);
+    }
+    Ok(eligible)
+}
+
+/// Every (archetype, cities, days) combination with a cluster of that size, with its
+/// difficulty class and the archetype's share as the starting weight.
+fn cells(cfg: &Config, res: &Resources, clusters_by_size: &[Vec<&Cluster>; 3]) -> Vec<Cell> {
+    let s = &cfg.sample;
+    let thresholds = s.thresholds();
+    let mut cells = Vec::new();
+    for (ai, a) in res.archetypes.iter().enumerate() {
+        for c in 1..=3u32 {
+            if clusters_by_size[c as usize - 1].is_empty() {
+                continue;
+            }
+            for d in day_range(c) {
+                let sc = difficulty::score(s.difficulty, a.size(), c, d);
+                cells.push(Cell {
+                    archetype: ai,
+                    cities: c,
+                    days: d,
+                    class: difficulty::classify(sc, thresholds),
+                    score: sc.rounded(),
+                    weight: a.share as f64,
+                });
+            }
+        }
+    }
+    cells
+}
+
+/// A class with a quota needs some combination of that class with weight.
+fn check_quotas(cfg: &Config, quotas: &[usize; 3], cells: &[Cell]) -> Result<()> {
+    let s = &cfg.sample;
+    let thresholds = s.thresholds();
+    for k in Class::ALL {
+        let w: f64 = cells
+            .iter()
+            .filter(|c| c.class == k)
+            .map(|c| c.weight)
+            .sum();
+        if quotas[k.index()] > 0 && (w.is_nan() || w <= 0.0) {
+            let any = cells.iter().any(|c| c.class == k);
+            bail!(
+                "unsatisfiable quotas: {} {} tasks requested, but {} under the {} difficulty formula (easy below {}, hard above {}); change sample.quotas, sample.difficulty or sample.thresholds",
+                quotas[k.index()],
+                k.as_str(),
+                if any {
+                    "every (archetype, cities, days) combination of that class has zero target weight"
+                } else {
+                    "no (archetype, cities, days) combination falls in that class"
+                },
+                s.difficulty.name(),
+                thresholds.easy_below,
+                thresholds.hard_above
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Stratified allocation: each class quota is split over its cells in proportion to the fitted
+/// weights (largest remainders), so the split reproduces the fitted joint without sampling
+/// noise. One cell index per task, class by class.
+fn allocate(cells: &[Cell], quotas: &[usize; 3], n: usize) -> Vec<usize> {
+    let mut cell_plan = Vec::with_capacity(n);
+    for k in Class::ALL {
+        let idx: Vec<usize> = (0..cells.len())
+            .filter(|&i| cells[i].class == k && cells[i].weight > 0.0)
+            .collect();
+        let total: f64 = idx.iter().map(|&i| cells[i].weight).sum();
+        let q = quotas[k.index()];
+        if q == 0 || idx.is_empty() {
+            continue;
+        }
+        let exact: Vec<f64> = idx
+            .iter()
+            .map(|&i| cells[i].weight / total * q as f64)
+            .collect();
+        let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
+        let mut order: Vec<usize> = (0..idx.len()).collect();
+        order.sort_by(|&a, &b| {
+            (exact[b] - exact[b].floor())
+                .total_cmp(&(exact[a] - exact[a].floor()))
+                .then(a.cmp(&b))
+        });
+        let rest = q - counts.iter().sum::<usize>();
+        for &o in order.iter().take(rest) {
+            counts[o] += 1;
+        }
+        for (j, &c) in counts.iter().enumerate() {
+            cell_plan.extend(std::iter::repeat_n(idx[j], c));
+        }
+    }
+    cell_plan
+}
+
 /// Over a POI store whose destinations cannot make a class (one city: no hard trips), that
 /// class's quota goes to the nearest class that can, with a warning: the store decides what
 /// trips exist. Without a store an infeasible quota stays an error (a config mistake).
@@ -115,20 +270,7 @@ impl<'a> Sampler<'a> {
                 cfg.paths.clusters.display()
             );
         }
-        let mut clusters_by_size: [Vec<&Cluster>; 3] = Default::default();
-        for c in &res.clusters {
-            // a cluster no hub can reach leg by leg cannot host a task
-            let reachable = res.hubs().any(|h| {
-                !c.cities.contains(&h)
-                    && res
-                        .route_legs(h, &c.cities)
-                        .iter()
-                        .all(|&(a, b)| !res.transport(a, b).is_empty())
-            });
-            if reachable && !c.cities.iter().any(|x| held_out.contains(x)) {
-                clusters_by_size[c.cities.len() - 1].push(c);
-            }
-        }
+        let clusters_by_size = destination_clusters(res, held_out);
         let cluster_weights = clusters_by_size.clone().map(|v| {
             v.iter()
                 .map(|c| {
@@ -140,121 +282,15 @@ impl<'a> Sampler<'a> {
                 })
                 .collect::<Vec<f64>>()
         });
-        // eligible profiles
-        let mut eligible = Vec::new();
-        for a in &res.archetypes {
-            let mut per_slot = Vec::new();
-            for slot in &a.slots {
-                let mut g: [Vec<usize>; 2] = Default::default();
-                for (gi, gender) in [Some("男"), Some("女")].into_iter().enumerate() {
-                    let group_gender = if a.same_gender { gender } else { None };
-                    g[gi] = res
-                        .profiles
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| slot.filter.accepts(p, group_gender))
-                        .map(|(i, _)| i)
-                        .collect();
-                }
-                let need = if a.same_gender {
-                    g[0].len().min(g[1].len())
-                } else {
-                    g[0].len()
-                };
-                if need < a.slots.len() {
-                    bail!(
-                        "archetype {} slot {} ({}): only {} profiles match its filter ({}); widen the filter or add profiles",
-                        a.group_id,
-                        slot.user,
-                        slot.role,
-                        need,
-                        slot.filter
-                    );
-                }
-                per_slot.push(g);
-            }
-            eligible.push(per_slot);
-        }
-        // cells
-        let thresholds = s.thresholds();
-        let mut cells = Vec::new();
-        for (ai, a) in res.archetypes.iter().enumerate() {
-            for c in 1..=3u32 {
-                if clusters_by_size[c as usize - 1].is_empty() {
-                    continue;
-                }
-                for d in day_range(c) {
-                    let sc = difficulty::score(s.difficulty, a.size(), c, d);
-                    cells.push(Cell {
-                        archetype: ai,
-                        cities: c,
-                        days: d,
-                        class: difficulty::classify(sc, thresholds),
-                        score: sc.rounded(),
-                        weight: a.share as f64,
-                    });
-                }
-            }
-        }
+        let eligible = eligible_profiles(res)?;
+        let mut cells = cells(cfg, res, &clusters_by_size);
         fit(&mut cells, cfg, res);
         let mut quotas = s.quotas_for(n);
         if res.store.is_some() {
             shift_infeasible_quotas(&mut quotas, &cells);
         }
-        for k in Class::ALL {
-            let w: f64 = cells
-                .iter()
-                .filter(|c| c.class == k)
-                .map(|c| c.weight)
-                .sum();
-            if quotas[k.index()] > 0 && (w.is_nan() || w <= 0.0) {
-                let any = cells.iter().any(|c| c.class == k);
-                bail!(
-                    "unsatisfiable quotas: {} {} tasks requested, but {} under the {} difficulty formula (easy below {}, hard above {}); change sample.quotas, sample.difficulty or sample.thresholds",
-                    quotas[k.index()],
-                    k.as_str(),
-                    if any {
-                        "every (archetype, cities, days) combination of that class has zero target weight"
-                    } else {
-                        "no (archetype, cities, days) combination falls in that class"
-                    },
-                    s.difficulty.name(),
-                    thresholds.easy_below,
-                    thresholds.hard_above
-                );
-            }
-        }
-        // stratified allocation: each class quota is split over its cells in proportion to the
-        // fitted weights, so the split reproduces the fitted joint without sampling noise
-        let mut cell_plan = Vec::with_capacity(n);
-        for k in Class::ALL {
-            let idx: Vec<usize> = (0..cells.len())
-                .filter(|&i| cells[i].class == k && cells[i].weight > 0.0)
-                .collect();
-            let total: f64 = idx.iter().map(|&i| cells[i].weight).sum();
-            let q = quotas[k.index()];
-            if q == 0 || idx.is_empty() {
-                continue;
-            }
-            let exact: Vec<f64> = idx
-                .iter()
-                .map(|&i| cells[i].weight / total * q as f64)
-                .collect();
-            let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
-            let mut order: Vec<usize> = (0..idx.len()).collect();
-            order.sort_by(|&a, &b| {
-                (exact[b] - exact[b].floor())
-                    .total_cmp(&(exact[a] - exact[a].floor()))
-                    .then(a.cmp(&b))
-            });
-            let rest = q - counts.iter().sum::<usize>();
-            for &o in order.iter().take(rest) {
-                counts[o] += 1;
-            }
-            for (j, &c) in counts.iter().enumerate() {
-                cell_plan.extend(std::iter::repeat_n(idx[j], c));
-            }
-        }
+        check_quotas(cfg, &quotas, &cells)?;
+        let mut cell_plan = allocate(&cells, &quotas, n);
         cell_plan.shuffle(&mut item_rng(cfg.run.seed, "sample", "cell-plan"));
         // task ids: a shuffled pool about 7.4x the split, as the release's ids look (task_000011..task_004784 for 650)
         let pool = (n * 4800).div_ceil(650).max(n + 64) as u32;

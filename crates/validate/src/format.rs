@@ -30,20 +30,23 @@ fn task_problem(t: &Task, field: &str, item: &str, message: String) -> Finding {
 }
 
 /// Task ids are unique within a file: every repeat of an id is a finding naming the line where
-/// it was first seen. `tasks` are (line, task) in file order.
-pub fn duplicate_task_ids(tasks: &[(usize, Task)]) -> Vec<Finding> {
+/// it was first seen. `ids` are (line, task_id) in file order.
+pub fn duplicate_task_ids<'a>(ids: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<Finding> {
     let mut first: BTreeMap<&str, usize> = BTreeMap::new();
     let mut out = Vec::new();
-    for (line, t) in tasks {
-        match first.get(t.task_id.as_str()) {
-            Some(seen) => out.push(task_problem(
-                t,
-                "task_id",
-                &t.task_id,
-                format!("line {line} repeats the task_id of line {seen}"),
-            )),
+    for (line, id) in ids {
+        match first.get(id) {
+            Some(seen) => out.push(Finding {
+                check: "format",
+                task_id: id.to_string(),
+                user: String::new(),
+                city: String::new(),
+                field: "task_id".into(),
+                item: id.to_string(),
+                message: format!("line {line} repeats the task_id of line {seen}"),
+            }),
             None => {
-                first.insert(&t.task_id, *line);
+                first.insert(id, line);
             }
         }
     }

@@ -58,7 +58,7 @@ pub const CHECKS: [&str; 11] = [
     "certificate.shared_mode",
 ];
 
-/// The check `[solve]` adds after the others: the task has a witness plan (`ops::build::settle`).
+/// The check `[solve]` adds after the others: the task has a witness plan (`gtb_build` settle).
 /// A report lists it only in builds that run it.
 pub const WITNESS: &str = "witness";
 

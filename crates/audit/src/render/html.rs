@@ -207,11 +207,35 @@ fn shares_or_counts(
     }
 }
 
-fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
-    let u = &r.users;
-    let reference = if c.is_some() { "reference" } else { "" };
-    let dist = |key: &str| c.and_then(|c| c.dists.iter().find(|d| d.key == key));
+/// What the sections of the report read: the report, the comparison if any, and the name the
+/// charts give the reference.
+struct Sections<'a> {
+    r: &'a Report,
+    c: Option<&'a Comparison>,
+    reference: &'static str,
+}
 
+impl Sections<'_> {
+    /// The comparison of one distribution, if there is a reference.
+    fn dist(&self, key: &str) -> Option<&DistComparison> {
+        self.c.and_then(|c| c.dists.iter().find(|d| d.key == key))
+    }
+}
+
+fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
+    let reference = if c.is_some() { "reference" } else { "" };
+    let s = Sections { r, c, reference };
+    for section in [
+        title, cards, skipped, table8, table5, table9, users, conflicts, diversity,
+    ] {
+        section(h, &s);
+    }
+}
+
+/// The title, what was compared, and the sha256.
+fn title(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let c = s.c;
     let _ = write!(h.0, "<h1>Audit of {}</h1>", esc(&r.source));
     let sub = match c {
         Some(c) => format!("{} tasks · compared with {}", count(r.tasks), c.reference),
@@ -221,6 +245,12 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     if let Some(sha) = &r.sha256 {
         h.p("sub", &format!("sha256 {sha}"));
     }
+}
+
+/// The headline figures.
+fn cards(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let u = &s.r.users;
     h.0.push_str("<div class=\"cards\">");
     let median = r
         .budget
@@ -248,6 +278,11 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
         );
     }
     h.0.push_str("</div>");
+}
+
+/// The malformed lines that were skipped, if any.
+fn skipped(h: &mut Html, s: &Sections) {
+    let r = s.r;
     if r.skipped_lines > 0 {
         h.p(
             "bad",
@@ -265,18 +300,28 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
         }
         h.0.push_str("</ul>");
     }
+}
 
+/// Difficulty (paper Table 8).
+fn table8(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let reference = s.reference;
     h.h2("table8", "Difficulty (paper Table 8)");
     h.0.push_str("<div class=\"charts\">");
     for (key, t) in r.table8.tabs() {
-        h.chart(table8_chart(t, dist(key), reference));
+        h.chart(table8_chart(t, s.dist(key), reference));
     }
     h.0.push_str("</div><div class=\"tables\">");
     for (_, t) in r.table8.tabs() {
         h.table(&cross_table(t, r.tasks));
     }
     h.0.push_str("</div>");
+}
 
+/// Archetypes (paper Table 5).
+fn table5(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let reference = s.reference;
     h.h2("table5", "Archetypes (paper Table 5)");
     h.0.push_str("<div class=\"charts\">");
     let counts = r
@@ -284,7 +329,7 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
         .iter()
         .map(|a| (format!("{} {}", a.group_id, a.group_name), a.tasks));
     h.chart(shares_or_counts(
-        dist("archetypes"),
+        s.dist("archetypes"),
         reference,
         "Tasks per archetype",
         "tasks",
@@ -294,12 +339,17 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     h.0.push_str("<div>");
     h.table(&archetype_table(r));
     h.0.push_str("</div></div>");
+}
 
+/// Preference fields (paper Table 9).
+fn table9(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let reference = s.reference;
     h.h2("table9", "Preference fields (paper Table 9)");
     h.0.push_str("<div class=\"charts\">");
     let counts = r.fields.iter().map(|f| (f.field.clone(), f.count));
     h.chart(shares_or_counts(
-        dist("fields"),
+        s.dist("fields"),
         reference,
         "Preference items per field",
         "items",
@@ -309,10 +359,20 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     h.0.push_str("<div>");
     h.table(&field_table(r));
     h.0.push_str("</div></div>");
+}
 
+/// Users, preference points, budget.
+fn users(h: &mut Html, s: &Sections) {
+    let r = s.r;
     h.h2("users", "Users, preference points, budget");
     h.table(&user_table(r));
+}
 
+/// Conflicts between members.
+fn conflicts(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let c = s.c;
+    let reference = s.reference;
     h.h2("conflicts", "Conflicts between members");
     h.p("note", "A task has a conflict when one member's must item is another member's reject item: must_visit vs reject_visit and must_eat vs reject_eat in the same city, transport must vs reject.");
     h.0.push_str("<div class=\"charts\">");
@@ -350,13 +410,18 @@ fn report(h: &mut Html, r: &Report, c: Option<&Comparison>) {
     h.0.push_str("<div>");
     h.table(&conflict_table(r));
     h.0.push_str("</div></div>");
+}
 
+/// Diversity.
+fn diversity(h: &mut Html, s: &Sections) {
+    let r = s.r;
+    let reference = s.reference;
     let d = &r.diversity;
     h.h2("diversity", "Diversity");
     h.0.push_str("<div class=\"charts\">");
     let counts = d.destinations.iter().map(|x| (x.item.clone(), x.count));
     h.chart(shares_or_counts(
-        dist("destinations"),
+        s.dist("destinations"),
         reference,
         "Destination frequency, top 30",
         "tasks",

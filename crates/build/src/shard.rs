@@ -1,57 +1,19 @@
 //! Stage `shard` (instead of `write` in a `--shard I/N` build): publish the slice for
 //! `gtb merge`. Beside the split's task file would go, it writes `validated.jsonl` (the slice's
-//! release lines in slot order) and, last, `shard.json`: which slice of which plan this is,
+//! release lines in slot order) and, last, `shard.json`: which slice of which build this is,
 //! the sha256 of the lines, the slice's validation report and manifest counts.
 
+use super::BuildStage;
 use super::sample::SHARD_KEY;
-use super::split::{Artifacts, Shard, Split};
-use super::write::ManifestBase;
+use super::split::{Artifacts, Published, Split};
+use super::write::manifest_base;
 use anyhow::{Context, Result};
 use gtb_core::digest;
+use gtb_ops::publish::ShardFile;
 use gtb_pipeline::Fingerprint;
-use gtb_pipeline::dag::{Planned, Stage};
-use gtb_validate::report::Report;
-use serde::{Deserialize, Serialize};
+use gtb_pipeline::StageId;
+use gtb_pipeline::dag::{Decided, Stage};
 use std::path::{Path, PathBuf};
-
-/// `shard.json`: a slice of a plan, as `gtb merge` reads it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ShardFile {
-    pub split: String,
-    pub shard: usize,
-    pub shards: usize,
-    /// the slots of the split this slice holds, [start, end)
-    pub slots: [usize; 2],
-    /// every stage's inputs but the slice: equal for all shards of one plan
-    pub plan: Fingerprint,
-    /// the slice's lines, beside this file
-    pub validated: String,
-    pub validated_sha256: String,
-    pub manifest: ManifestBase,
-    pub report: Report,
-    /// the LLM accounting of the shard's build (added by the generator after the run, as to
-    /// a manifest)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm: Option<serde_json::Value>,
-}
-
-impl ShardFile {
-    pub const NAME: &'static str = "shard.json";
-
-    /// The shard file in `dir` (a shard build's output folder, or a split's sub-folder of it).
-    pub fn read(dir: &Path) -> Result<ShardFile> {
-        let p = dir.join(Self::NAME);
-        let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-        serde_json::from_slice(&bytes).with_context(|| format!("reading {}", p.display()))
-    }
-
-    pub fn index(&self) -> Shard {
-        Shard {
-            index: self.shard,
-            count: self.shards,
-        }
-    }
-}
 
 pub(super) struct ShardSlice;
 
@@ -64,12 +26,12 @@ fn slice_dir(ctx: &Split) -> PathBuf {
         .unwrap_or_default()
 }
 
-impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
-    fn name(&self) -> &'static str {
-        "shard"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for ShardSlice {
+    fn id(&self) -> BuildStage {
+        BuildStage::Shard
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["validate"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Validate]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         Fingerprint::default().with("output", slice_dir(ctx).display().to_string())
@@ -88,7 +50,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
             std::fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
         }
         let lines = dir.join("validated.jsonl");
-        let artifact = work.artifact("validate");
+        let artifact = work.artifact(BuildStage::Validate);
         digest::write_streaming_atomic(&lines, |w| {
             let mut r = std::fs::File::open(&artifact)
                 .with_context(|| format!("reading {}", artifact.display()))?;
@@ -97,41 +59,45 @@ impl<'a> Stage<Split<'a>, Artifacts> for ShardSlice {
         })?;
         let sha = digest::sha256_file(&lines)?;
         let report = super::validate::waiting_report(work)?;
-        let counts = art.validated.clone().context("no validate summary")?;
+        let counts = art.validated()?.summary.clone();
         let shard_file = ShardFile {
             split: ctx.name.clone(),
             shard: shard.index,
             shards: shard.count,
             slots: [ctx.slots.start, ctx.slots.end],
-            plan: plan_fingerprint(&art.planned),
+            build: build_fingerprint(&art.decided),
             validated: "validated.jsonl".into(),
             validated_sha256: sha.clone(),
-            manifest: ManifestBase::of(ctx, &art.planned, counts),
+            manifest: manifest_base(ctx, &art.decided, counts),
             report,
             llm: None,
         };
         digest::write_atomic(&file, &serde_json::to_vec_pretty(&shard_file)?)?;
-        digest::write_atomic(&work.artifact("shard"), b"")?;
-        art.sha256 = Some(sha);
-        art.published = Some(lines);
+        digest::write_atomic(&work.artifact(BuildStage::Shard), b"")?;
+        art.publish = Some(Published {
+            sha256: sha,
+            path: Some(lines),
+        });
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
         let lines = slice_dir(ctx).join("validated.jsonl");
-        art.sha256 = Some(digest::sha256_file(&lines)?);
-        art.published = Some(lines);
+        art.publish = Some(Published {
+            sha256: digest::sha256_file(&lines)?,
+            path: Some(lines),
+        });
         Ok(())
     }
 }
 
-/// The plan a slice belongs to: the inputs of every stage before this one, without the slice
+/// The build a slice belongs to: the inputs of every stage before this one, without the slice
 /// (`shard`) and without upstream digests (they chain the slice in), as `stage/input`.
-fn plan_fingerprint(planned: &[Planned]) -> Fingerprint {
+fn build_fingerprint(decided: &[Decided<BuildStage>]) -> Fingerprint {
     let mut fp = Fingerprint::default();
-    for p in planned.iter().filter(|p| p.stage != "shard") {
-        for (k, v) in &p.fingerprint.0 {
+    for d in decided.iter().filter(|d| d.stage != BuildStage::Shard) {
+        for (k, v) in &d.fingerprint.0 {
             if k != SHARD_KEY && !k.starts_with("upstream ") {
-                fp = fp.with(&format!("{}/{k}", p.stage), v.clone());
+                fp = fp.with(&format!("{}/{k}", d.stage.name()), v.clone());
             }
         }
     }

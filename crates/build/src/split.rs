@@ -1,15 +1,17 @@
 //! What the stages of one split share: the context they read (`Split`) and the artifacts they
 //! hand on (`Artifacts`).
 
+use super::BuildStage;
 use anyhow::Result;
 use gtb_core::config::Config;
 use gtb_core::task::Skeleton;
 use gtb_generate::PreferenceGenerator;
+use gtb_ops::publish::{Shard, ValidateSummary};
+use gtb_pipeline::StageId;
 use gtb_pipeline::WorkDir;
-use gtb_pipeline::dag::Planned;
+use gtb_pipeline::dag::Decided;
 use gtb_resources::{CityId, Resources};
 use gtb_sample::Sampler;
-use serde::{Deserialize, Serialize};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -40,44 +42,6 @@ impl SplitPaths {
                 tasks: cfg.run.out.join(name).join(format!("{name}.jsonl")),
                 manifest: cfg.run.out.join(name).join("manifest.json"),
             }
-        }
-    }
-}
-
-/// Slice `index` of `count` of a plan: `gtb build --shard I/N` (0-based).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl Shard {
-    /// The slots of a split of `n` this shard builds: contiguous, sizes differing by one at most.
-    pub fn slots(&self, n: usize) -> Range<usize> {
-        self.index * n / self.count..(self.index + 1) * n / self.count
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-impl std::str::FromStr for Shard {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> Result<Shard> {
-        let parsed = s.split_once('/').and_then(|(i, n)| {
-            Some(Shard {
-                index: i.trim().parse().ok()?,
-                count: n.trim().parse().ok()?,
-            })
-        });
-        match parsed {
-            Some(sh) if sh.count >= 1 && sh.index < sh.count => Ok(sh),
-            _ => anyhow::bail!(
-                "{s:?} is not I/N with 0 <= I < N (shards count from 0, as Slurm array and Kubernetes completion indexes do)"
-            ),
         }
     }
 }
@@ -167,47 +131,54 @@ pub(super) fn holds(sorted: &[String], signature: &str) -> bool {
         .is_ok()
 }
 
-/// What the validate stage learns beside its artifact (kept in the work directory).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct ValidateSummary {
-    pub classes: [usize; 3],
-    pub users: usize,
-    pub dropped: usize,
-}
-
-impl ValidateSummary {
-    /// The counts of this slice and a later one together.
-    pub fn add(&mut self, other: &ValidateSummary) {
-        for (a, b) in self.classes.iter_mut().zip(other.classes) {
-            *a += b;
-        }
-        self.users += other.users;
-        self.dropped += other.dropped;
-    }
-    pub fn path(work: &WorkDir) -> PathBuf {
-        work.root.join("validate.summary.json")
-    }
-    pub fn read(work: &WorkDir) -> Result<Self> {
-        let p = Self::path(work);
-        let bytes =
-            std::fs::read(&p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
-        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))
-    }
-}
-
-/// What the stages of a split hand to the stages after them.
+/// What the stages of a split hand to the stages after them, one typed slot per stage that
+/// hands something on. A stage reads an upstream slot through its accessor, which names the
+/// stage when it is empty instead of failing on a default.
 #[derive(Default)]
 pub(super) struct Artifacts {
-    /// every stage's fingerprint and decision (the manifest records them)
-    pub planned: Vec<Planned>,
-    /// sample: the skeletons of the split's slots, in slot order
+    /// every stage's fingerprint and freshness (the manifest records them)
+    pub decided: Vec<Decided<BuildStage>>,
+    pub sample: Option<Sampled>,
+    pub validate: Option<Validated>,
+    pub publish: Option<Published>,
+}
+
+/// What `sample` hands on: the skeletons of the split's slots, in slot order.
+pub(super) struct Sampled {
     pub skeletons: Vec<Skeleton>,
-    /// validate: counts for the manifest
-    pub validated: Option<ValidateSummary>,
-    /// write (shard): sha256 of the published task file (the shard's slice)
-    pub sha256: Option<String>,
-    /// shard: where the slice's lines went
-    pub published: Option<PathBuf>,
-    /// validate (when it ran in this process): the audit's counts of the accepted tasks
+}
+
+/// What `validate` hands on.
+pub(super) struct Validated {
+    /// counts for the manifest
+    pub summary: ValidateSummary,
+    /// the audit's counts of the accepted tasks, when validate ran in this process
     pub audit: Option<gtb_audit::report::Tally>,
+}
+
+/// What `write` (or `shard`) hands on: the published file and its sha256.
+pub(super) struct Published {
+    pub sha256: String,
+    /// the shard's slice; None: the split's task file
+    pub path: Option<PathBuf>,
+}
+
+impl Artifacts {
+    pub fn sampled(&self) -> Result<&Sampled> {
+        self.sample
+            .as_ref()
+            .ok_or_else(|| not_run(BuildStage::Sample))
+    }
+    pub fn validated(&mut self) -> Result<&mut Validated> {
+        self.validate
+            .as_mut()
+            .ok_or_else(|| not_run(BuildStage::Validate))
+    }
+}
+
+fn not_run(stage: BuildStage) -> anyhow::Error {
+    anyhow::anyhow!(
+        "stage {} handed nothing on (it did not run or reuse)",
+        stage.name()
+    )
 }

@@ -7,7 +7,8 @@
 //! depend on another slot, so a shard computes its slots alone and shards + merge give the
 //! bytes of the whole build.
 
-use super::split::{Artifacts, Split, holds};
+use super::BuildStage;
+use super::split::{Artifacts, Sampled, Split, holds};
 use crate::CODE_VERSION;
 use anyhow::{Result, bail};
 use gtb_core::jsonl::{from_jsonl, to_jsonl};
@@ -21,12 +22,12 @@ const MAX_DRAWS_PER_SLOT: usize = 1000;
 
 pub(super) struct Sample;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Sample {
-    fn name(&self) -> &'static str {
-        "sample"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Sample {
+    fn id(&self) -> BuildStage {
+        BuildStage::Sample
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["prepare"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Prepare]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         let cfg = ctx.cfg;
@@ -61,13 +62,17 @@ impl<'a> Stage<Split<'a>, Artifacts> for Sample {
             .map(|slot| sample_slot(ctx, slot))
             .collect::<Result<Vec<_>>>()?;
         let work = &ctx.paths.work;
-        gtb_core::digest::write_atomic(&work.artifact("sample"), &to_jsonl(&skeletons))?;
-        art.skeletons = skeletons;
+        gtb_core::digest::write_atomic(&work.artifact(BuildStage::Sample), &to_jsonl(&skeletons))?;
+        art.sample = Some(Sampled { skeletons });
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
         let work = &ctx.paths.work;
-        art.skeletons = from_jsonl(&work.read_artifact("sample")?, &work.artifact("sample"))?;
+        let skeletons = from_jsonl(
+            &work.read_artifact(BuildStage::Sample)?,
+            &work.artifact(BuildStage::Sample),
+        )?;
+        art.sample = Some(Sampled { skeletons });
         Ok(())
     }
 }

@@ -1,77 +1,106 @@
-//! Stage `write`: publish the split. The validated lines are copied in a seeded shuffled order
-//! (positioned reads, so the 100,000-task file is never held in memory) into the task file,
-//! then come the reports and the manifest.
+//! Publishing a split (a build's `write` stage and `gtb merge` share it), and the files that
+//! carry a split between processes: the manifest's contents (`ManifestBase`) and a shard's
+//! `shard.json`.
 //!
 //! Publish order, so that a crash at any point leaves no report or manifest that disagrees
 //! with the task file: (1) remove the manifest and the reports of the previous file; (2) put
 //! the new task file in place (temp + rename); (3) write the validation report and the audit,
 //! each carrying the sha256 of the file it describes; (4) write the manifest, last. A split
-//! without a manifest is incomplete, and the next build's write stage reruns.
+//! without a manifest is incomplete, and the next build's write stage reruns. The validated
+//! lines are copied in a seeded shuffled order (positioned reads, so the 100,000-task file is
+//! never held in memory).
 
-use super::split::{Artifacts, Split, ValidateSummary};
-use crate::CODE_VERSION;
 use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result};
 use gtb_core::digest;
 use gtb_core::rng::item_rng;
-use gtb_pipeline::dag::{Planned, Stage};
-use gtb_pipeline::{Decision, Fingerprint};
+use gtb_pipeline::{Fingerprint, WorkDir};
 use gtb_validate::report::Report;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-pub(super) struct WriteSplit;
+/// Slice `index` of `count` of a plan: `gtb build --shard I/N` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
 
-impl<'a> Stage<Split<'a>, Artifacts> for WriteSplit {
-    fn name(&self) -> &'static str {
-        "write"
+impl Shard {
+    /// The slots of a split of `n` this shard builds: contiguous, sizes differing by one at most.
+    pub fn slots(&self, n: usize) -> Range<usize> {
+        self.index * n / self.count..(self.index + 1) * n / self.count
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["validate"]
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
     }
-    fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
-        Fingerprint::default()
-            .with("config run.seed", ctx.cfg.run.seed.to_string())
-            .with("output", ctx.paths.tasks.display().to_string())
+}
+
+impl std::str::FromStr for Shard {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Shard> {
+        let parsed = s.split_once('/').and_then(|(i, n)| {
+            Some(Shard {
+                index: i.trim().parse().ok()?,
+                count: n.trim().parse().ok()?,
+            })
+        });
+        match parsed {
+            Some(sh) if sh.count >= 1 && sh.index < sh.count => Ok(sh),
+            _ => anyhow::bail!(
+                "{s:?} is not I/N with 0 <= I < N (shards count from 0, as Slurm array and Kubernetes completion indexes do)"
+            ),
+        }
     }
-    fn outputs(&self, ctx: &Split<'a>) -> Vec<std::path::PathBuf> {
-        let r = &ctx.paths.reports;
-        let mut outputs = vec![ctx.paths.tasks.clone(), ctx.paths.manifest.clone()];
-        outputs.extend(REPORTS.iter().map(|f| r.join(f)));
-        outputs
+}
+
+#[derive(Debug, Clone)]
+pub struct SplitSummary {
+    pub name: String,
+    pub tasks: usize,
+    pub path: PathBuf,
+    pub sha256: String,
+    pub dropped: usize,
+    /// the slice a `--shard` build made (its `path` is the slice's validated lines)
+    pub shard: Option<Shard>,
+}
+
+/// What the validate stage learns beside its artifact (kept in the work directory).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ValidateSummary {
+    pub classes: [usize; 3],
+    pub users: usize,
+    pub dropped: usize,
+}
+
+impl ValidateSummary {
+    /// The counts of this slice and a later one together.
+    pub fn add(&mut self, other: &ValidateSummary) {
+        for (a, b) in self.classes.iter_mut().zip(other.classes) {
+            *a += b;
+        }
+        self.users += other.users;
+        self.dropped += other.dropped;
     }
-    fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let validated = art
-            .validated
-            .clone()
-            .context("the validate stage left no summary")?;
-        let work = &ctx.paths.work;
-        let report = super::validate::waiting_report(work)?;
-        let base = ManifestBase::of(ctx, &art.planned, validated);
-        let (sha, _) = publish(Publication {
-            parts: vec![work.artifact("validate")],
-            seed: ctx.cfg.run.seed,
-            tasks: ctx.paths.tasks.clone(),
-            manifest: ctx.paths.manifest.clone(),
-            reports: ctx.paths.reports.clone(),
-            report,
-            audit: art.audit.take(),
-            base,
-        })?;
-        digest::write_atomic(&work.artifact("write"), b"")?;
-        art.sha256 = Some(sha);
-        Ok(())
+    pub fn path(work: &WorkDir) -> PathBuf {
+        work.root.join("validate.summary.json")
     }
-    fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        art.sha256 = Some(digest::sha256_file(&ctx.paths.tasks)?);
-        Ok(())
+    pub fn read(work: &WorkDir) -> Result<Self> {
+        let p = Self::path(work);
+        let bytes =
+            std::fs::read(&p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))
     }
 }
 
 /// The reports published with a task file.
-const REPORTS: [&str; 5] = [
+pub const REPORTS: [&str; 5] = [
     "report.json",
     "report.md",
     "audit.html",
@@ -81,7 +110,7 @@ const REPORTS: [&str; 5] = [
 
 /// A split to publish: its validated lines in slot order (one file for a build, one per shard
 /// for `gtb merge`), where it goes, its validation report and what its manifest says.
-pub(crate) struct Publication {
+pub struct Publication {
     pub parts: Vec<PathBuf>,
     pub seed: u64,
     pub tasks: PathBuf,
@@ -96,11 +125,11 @@ pub(crate) struct Publication {
 
 /// Publish a split (the order is in the module's doc); returns the task file's sha256 and
 /// line count.
-pub(crate) fn publish(mut p: Publication) -> Result<(String, usize)> {
+pub fn publish(mut p: Publication) -> Result<(String, usize)> {
     unpublish(&p)?;
-    super::crash_point("write:unpublished");
+    crash_point("write:unpublished");
     let (sha, tasks) = write_shuffled(&p.parts, p.seed, &p.tasks)?;
-    super::crash_point("write:tasks-in-place");
+    crash_point("write:tasks-in-place");
     p.report.test_jsonl_sha256 = Some(sha.clone());
     ReportDir(p.reports.clone()).write_report(&p.report)?;
     // the split's audit against the paper's figures, next to its validation report
@@ -113,7 +142,7 @@ pub(crate) fn publish(mut p: Publication) -> Result<(String, usize)> {
     };
     audit.report.sha256 = Some(sha.clone());
     ReportDir(p.reports.clone()).write_audit(&audit)?;
-    super::crash_point("write:reports-written");
+    crash_point("write:reports-written");
     let m = p.base.manifest(&sha, tasks);
     digest::write_atomic(&p.manifest, gtb_core::pyjson::to_string(&m).as_bytes())?;
     Ok((sha, tasks))
@@ -173,7 +202,7 @@ fn write_shuffled(parts: &[PathBuf], seed: u64, tasks: &Path) -> Result<(String,
             w.write_all(&buf)?;
             hasher.update(&buf);
             if done == order.len() / 2 {
-                super::crash_point("write:task-file-half-written");
+                crash_point("write:task-file-half-written");
             }
         }
         Ok(())
@@ -184,7 +213,9 @@ fn write_shuffled(parts: &[PathBuf], seed: u64, tasks: &Path) -> Result<(String,
 /// What a split's manifest says besides its task file's sha256 and line count. A shard keeps
 /// it in `shard.json`; `gtb merge` adds the shards' up.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ManifestBase {
+pub struct ManifestBase {
+    /// the version of the code that built it (`gtb_build::CODE_VERSION`)
+    pub code_version: String,
     pub seed: u64,
     pub generator: String,
     pub config: serde_json::Value,
@@ -202,42 +233,11 @@ pub(crate) struct ManifestBase {
 }
 
 impl ManifestBase {
-    /// A split's: every stage's fingerprint (the last one's excepted) and decision.
-    pub(super) fn of(ctx: &Split, planned: &[Planned], counts: ValidateSummary) -> ManifestBase {
-        let last = planned.last().map(|p| p.stage);
-        let stage_fingerprints = planned
-            .iter()
-            .filter(|p| Some(p.stage) != last)
-            .map(|p| (p.stage.to_string(), p.fingerprint.digest().into()))
-            .collect();
-        let stage_decisions = planned
-            .iter()
-            .map(|p| {
-                let d = match &p.decision {
-                    Decision::Fresh => "reused".into(),
-                    Decision::Rerun(r) => format!("ran: {r}"),
-                };
-                (p.stage.to_string(), d.into())
-            })
-            .collect();
-        ManifestBase {
-            seed: ctx.cfg.run.seed,
-            generator: format!("{} {}", ctx.generator.name(), ctx.generator.version()),
-            config: serde_json::to_value(ctx.cfg).expect("the config serialises"),
-            inputs: ctx.res.input_digests.clone(),
-            stage_fingerprints,
-            stage_decisions,
-            counts,
-            llm: None,
-            store: ctx.res.store.clone(),
-        }
-    }
-
-    fn manifest(&self, sha: &str, tasks: usize) -> serde_json::Value {
+    pub fn manifest(&self, sha: &str, tasks: usize) -> serde_json::Value {
         let vs = &self.counts;
         let mut m = serde_json::json!({
             "gtb_version": env!("CARGO_PKG_VERSION"),
-            "code_version": CODE_VERSION,
+            "code_version": self.code_version,
             "seed": self.seed,
             "generator": self.generator,
             "config": self.config,
@@ -259,5 +259,66 @@ impl ManifestBase {
             m["store"] = serde_json::to_value(st).expect("store use serialises");
         }
         m
+    }
+}
+
+/// `shard.json`: a slice of a build, as `gtb merge` reads it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardFile {
+    pub split: String,
+    pub shard: usize,
+    pub shards: usize,
+    /// the slots of the split this slice holds, [start, end)
+    pub slots: [usize; 2],
+    /// every stage's inputs but the slice: equal for all shards of one build
+    pub build: Fingerprint,
+    /// the slice's lines, beside this file
+    pub validated: String,
+    pub validated_sha256: String,
+    pub manifest: ManifestBase,
+    pub report: Report,
+    /// the LLM accounting of the shard's build (added by the generator after the run, as to
+    /// a manifest)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<serde_json::Value>,
+}
+
+impl ShardFile {
+    pub const NAME: &'static str = "shard.json";
+
+    /// The shard file in `dir` (a shard build's output folder, or a split's sub-folder of it).
+    pub fn read(dir: &Path) -> Result<ShardFile> {
+        let p = dir.join(Self::NAME);
+        let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_slice(&bytes).with_context(|| format!("reading {}", p.display()))
+    }
+
+    pub fn index(&self) -> Shard {
+        Shard {
+            index: self.shard,
+            count: self.shards,
+        }
+    }
+}
+
+/// Test hooks at named points of a build: `generate:chunk-written`, `write:unpublished`,
+/// `write:task-file-half-written`, `write:tasks-in-place`, `write:reports-written`.
+///
+/// * `GTB_CRASH_AT=<point>` aborts the process there, as a kill -9 would (no destructor runs,
+///   nothing is cleaned up): the crash tests.
+/// * `GTB_HANG_AT=<point>` stops there as a hung node would: it creates the file
+///   `$GTB_HANG_MARK` (when set) and sleeps until it is killed: the Slurm test cancels such a
+///   shard mid-run, then resumes it.
+pub fn crash_point(point: &str) {
+    if std::env::var_os("GTB_CRASH_AT").is_some_and(|p| p == point) {
+        std::process::abort();
+    }
+    if std::env::var_os("GTB_HANG_AT").is_some_and(|p| p == point) {
+        if let Some(mark) = std::env::var_os("GTB_HANG_MARK") {
+            std::fs::write(mark, point).ok();
+        }
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
 }

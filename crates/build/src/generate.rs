@@ -1,7 +1,10 @@
 //! Stage `generate`: the first attempt at every slot's preferences, streamed in chunks to the
-//! artifact (`generate.jsonl`, one task or failure marker per slot). `attempt` is also the one
-//! way the validate stage asks the generator again.
+//! artifact (`generate.jsonl`, one task or failure marker per slot). A task is written as the
+//! release line it would be published as, so that validate passes an untouched first attempt
+//! on as it is instead of writing it again. `attempt` is also the one way the validate stage
+//! asks the generator again.
 
+use super::BuildStage;
 use super::split::{Artifacts, Split};
 use anyhow::Result;
 use gtb_core::task::{Skeleton, Task};
@@ -9,6 +12,11 @@ use gtb_generate::{Request, TaskContext, assemble};
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
 use rayon::prelude::*;
+
+/// What a line of `generate.jsonl` holds: a task as its release line (pyjson), or a failure
+/// marker. Part of the stage's fingerprint, so that an artifact of another format is never
+/// reused.
+const ARTIFACT_FORMAT: &str = "release-line-v1";
 
 /// Tasks per chunk of the streaming stages.
 pub(super) const CHUNK: usize = 4096;
@@ -19,12 +27,12 @@ pub(super) type Attempt<'s> = (&'s Skeleton, u32, Option<String>);
 
 pub(super) struct Generate;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Generate {
-    fn name(&self) -> &'static str {
-        "generate"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Generate {
+    fn id(&self) -> BuildStage {
+        BuildStage::Generate
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["sample"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Sample]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         Fingerprint::default()
@@ -33,12 +41,14 @@ impl<'a> Stage<Split<'a>, Artifacts> for Generate {
                 format!("{} {}", ctx.generator.name(), ctx.generator.version()),
             )
             .with_json("config generate", &ctx.cfg.generate)
+            // the artifact's line format (validate passes untouched lines on as they are)
+            .with("artifact", ARTIFACT_FORMAT)
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let skeletons = &art.skeletons;
+        let skeletons = &art.sampled()?.skeletons;
         let pb = super::bar(skeletons.len(), "generate");
         let work = &ctx.paths.work;
-        gtb_core::digest::write_streaming_atomic(&work.artifact("generate"), |w| {
+        gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Generate), |w| {
             for chunk in skeletons.chunks(CHUNK) {
                 let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
                 let tasks = attempt(ctx, &items)?;
@@ -48,7 +58,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Generate {
                     .par_iter()
                     .zip(tasks.par_iter())
                     .map(|(sk, t)| match t {
-                        Ok(t) => serde_json::to_vec(t),
+                        Ok(t) => Ok(gtb_core::pyjson::to_vec(t)),
                         Err(e) => serde_json::to_vec(
                             &serde_json::json!({"failed": sk.task_id, "error": e}),
                         ),
@@ -59,7 +69,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Generate {
                     w.write_all(b"\n")?;
                 }
                 pb.inc(chunk.len() as u64);
-                super::crash_point("generate:chunk-written");
+                gtb_ops::publish::crash_point("generate:chunk-written");
             }
             Ok(())
         })?;

@@ -4,14 +4,16 @@
 //! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
 //! `validate.summary.json` keeps the counts for the manifest.
 
+use super::BuildStage;
 use super::generate::{CHUNK, attempt};
 use super::sample::{class_of, replacement};
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
-use super::split::{Artifacts, Split, ValidateSummary};
+use super::split::{Artifacts, Split, Validated};
 use crate::CODE_VERSION;
-use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result, bail};
 use gtb_core::task::{Skeleton, Task};
+use gtb_ops::publish::ValidateSummary;
+use gtb_ops::sinks::{ReportDir, ReportSink};
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
 use gtb_validate::Validator;
@@ -21,12 +23,12 @@ use std::io::BufRead;
 
 pub(super) struct Validate;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Validate {
-    fn name(&self) -> &'static str {
-        "validate"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
+    fn id(&self) -> BuildStage {
+        BuildStage::Validate
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["generate"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Generate]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         let fp = Fingerprint::default()
@@ -48,7 +50,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
         ]
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let skeletons = &art.skeletons;
+        let skeletons = &art.sampled()?.skeletons;
         let validator = Validator::new(ctx.res, ctx.cfg);
         let work = &ctx.paths.work;
         let pb = super::bar(skeletons.len(), "validate");
@@ -57,21 +59,26 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             let witness = gtb_validate::WITNESS.to_string();
             tally.report.checks.insert(witness, Default::default());
         }
-        let generated = work.artifact("generate");
+        let generated = work.artifact(BuildStage::Generate);
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
         let mut first_attempts = std::io::BufReader::new(file).lines();
         // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
         // in slot order and book every slot's history in slot order
-        gtb_core::digest::write_streaming_atomic(&work.artifact("validate"), |w| {
+        gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
             for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                let first = read_first_attempts(chunk, &mut first_attempts)?;
+                let (first, raw) = read_first_attempts(chunk, &mut first_attempts)?;
                 let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
                 let start = ctx.slots.start + ci * CHUNK;
                 let histories = replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
+                // a first attempt accepted as it was is already its release line
                 let lines: Vec<Option<Vec<u8>>> = histories
                     .par_iter()
-                    .map(|h| h.accepted().map(gtb_core::pyjson::to_vec))
+                    .zip(raw)
+                    .map(|(h, raw)| match h.untouched_first() {
+                        true => Some(raw.into_bytes()),
+                        false => h.accepted().map(gtb_core::pyjson::to_vec),
+                    })
                     .collect();
                 tally.audit_all(&histories);
                 for (h, line) in histories.into_iter().zip(lines) {
@@ -90,7 +97,6 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             audit,
             ..
         } = tally;
-        art.audit = Some(audit);
         report.written = skeletons.len();
         let mut classes = [0usize; 3];
         for s in skeletons {
@@ -107,11 +113,17 @@ impl<'a> Stage<Split<'a>, Artifacts> for Validate {
             &ValidateSummary::path(work),
             &serde_json::to_vec(&summary)?,
         )?;
-        art.validated = Some(summary);
+        art.validate = Some(Validated {
+            summary,
+            audit: Some(audit),
+        });
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        art.validated = Some(ValidateSummary::read(&ctx.paths.work)?);
+        art.validate = Some(Validated {
+            summary: ValidateSummary::read(&ctx.paths.work)?,
+            audit: None,
+        });
         Ok(())
     }
 }
@@ -126,10 +138,11 @@ pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
 
 /// The generate artifact's lines of a chunk, parsed: a failure marker, or a line of another
 /// skeleton, is no first attempt.
+/// The first attempts of a chunk's slots, and their lines as the generate stage wrote them.
 fn read_first_attempts(
     chunk: &[Skeleton],
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
-) -> Result<Vec<Option<Task>>> {
+) -> Result<(Vec<Option<Task>>, Vec<String>)> {
     let raw: Vec<String> = chunk
         .iter()
         .map(|_| {
@@ -139,7 +152,7 @@ fn read_first_attempts(
                 .map_err(anyhow::Error::from)
         })
         .collect::<Result<_>>()?;
-    Ok(chunk
+    let tasks = chunk
         .par_iter()
         .zip(raw.par_iter())
         .map(|(sk, line)| {
@@ -147,7 +160,8 @@ fn read_first_attempts(
                 .ok()
                 .filter(|t| t.task_id == sk.task_id)
         })
-        .collect())
+        .collect();
+    Ok((tasks, raw))
 }
 
 /// Replace the dropped tasks of a chunk (slot `start + i` holds `chunk[i]`): each dropped

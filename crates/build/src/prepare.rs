@@ -2,6 +2,7 @@
 //! reads the resources); this stage records what was loaded and the digest of every input
 //! file, so that a changed raw file reruns everything downstream.
 
+use super::BuildStage;
 use super::split::{Artifacts, Split};
 use crate::CODE_VERSION;
 use anyhow::Result;
@@ -11,11 +12,11 @@ use gtb_pipeline::dag::Stage;
 
 pub(super) struct Prepare;
 
-impl<'a> Stage<Split<'a>, Artifacts> for Prepare {
-    fn name(&self) -> &'static str {
-        "prepare"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Prepare {
+    fn id(&self) -> BuildStage {
+        BuildStage::Prepare
     }
-    fn upstream(&self) -> &'static [&'static str] {
+    fn upstream(&self) -> &'static [BuildStage] {
         &[]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
@@ -39,6 +40,6 @@ impl<'a> Stage<Split<'a>, Artifacts> for Prepare {
             "inputs": res.input_digests,
         });
         let work = &ctx.paths.work;
-        gtb_core::digest::write_atomic(&work.artifact("prepare"), &to_jsonl(&[info]))
+        gtb_core::digest::write_atomic(&work.artifact(BuildStage::Prepare), &to_jsonl(&[info]))
     }
 }

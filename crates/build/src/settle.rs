@@ -129,6 +129,11 @@ impl SlotHistory {
             _ => None,
         }
     }
+    /// The slot's first attempt was accepted as the generator wrote it: no replacement, no
+    /// retry, no fix.
+    pub fn untouched_first(&self) -> bool {
+        matches!(&self.0[..], [(_, (Ok((_, o)), tries))] if tries.is_empty() && o.fixes.is_empty())
+    }
     pub fn last_skeleton(&self) -> &Skeleton {
         &self
             .0

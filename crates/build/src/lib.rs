@@ -1,9 +1,9 @@
 //! `gtb build`: the pipeline for one split (or several, leakage-free).
 //!
-//! The stages are units (`pipeline::dag::Stage`), one file each under `ops/build/`, listed in
-//! `stages()`; `pipeline::dag::Dag` plans them from fingerprints and runs them in order. This
-//! file only resolves the splits, hands each split's context to the runner and prints what the
-//! runner reports as it happens.
+//! The stages are units (`gtb_pipeline::dag::Stage`), one file each here, listed in
+//! `stages()`; `gtb_pipeline::dag::Dag` decides them from fingerprints and runs them in order.
+//! This file only resolves the splits, hands each split's context to the runner and prints what
+//! the runner reports as it happens. Publishing (shared with `gtb merge`) is `gtb_ops::publish`.
 //!
 //! Tasks stream through generate and validate in chunks, and the written file is assembled
 //! from release-format lines, so a 100,000-task split never holds its tasks as structs at once.
@@ -22,21 +22,37 @@ use anyhow::{Result, bail};
 use gtb_core::config::Config;
 use gtb_core::task::Task;
 use gtb_generate::{PreferenceGenerator, offline::OfflineGenerator};
-use gtb_pipeline::Decision;
+use gtb_ops::publish::ShardFile;
+pub use gtb_ops::publish::{Shard, SplitSummary};
 use gtb_pipeline::dag::{Dag, Event, Stage};
+use gtb_pipeline::{Freshness, StageId};
 use gtb_resources::{CityId, Resources};
 use indicatif::{ProgressBar, ProgressStyle};
-pub(crate) use shard::ShardFile;
-pub use split::Shard;
 use split::{Artifacts, Split, SplitPaths};
 use std::path::PathBuf;
-pub(crate) use write::{Publication, publish};
 
-/// A validated run plan: the resolved config plus what to do.
+/// Version of the code that shapes outputs; part of every stage fingerprint and manifest. It
+/// is digested here (build.rs), in the crate that fingerprints stages, so that an edit
+/// recompiles the edited crate and its dependants only.
+pub const CODE_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+src.",
+    env!("GTB_SOURCE_DIGEST")
+);
+
+/// `gtb sample`: skeletons only.
+pub fn sample(cfg: &Config) -> Result<Vec<gtb_core::task::Skeleton>> {
+    gtb_core::config::check_process_tasks("run.n (--n)", cfg.run.n, 1)?;
+    let res = gtb_ops::load_resources(cfg)?;
+    let s = gtb_sample::Sampler::new(cfg, &res, cfg.run.n)?;
+    Ok(s.sample())
+}
+
+/// A validated run req: the resolved config plus what to do.
 #[derive(Debug, Clone)]
-pub struct BuildPlan {
+pub struct BuildRequest {
     pub cfg: Config,
-    /// show the stage plan without running it
+    /// show which stages would run, and why, without running them
     pub explain: bool,
     /// named splits (name, size); empty = one split of cfg.run.n written as test.jsonl
     pub splits: Vec<(String, usize)>,
@@ -50,10 +66,10 @@ pub struct BuildPlan {
     pub shard: Option<Shard>,
 }
 
-impl BuildPlan {
+impl BuildRequest {
     /// Build one split of `cfg.run.n` tasks quietly.
     pub fn new(cfg: Config) -> Self {
-        BuildPlan {
+        BuildRequest {
             cfg,
             explain: false,
             splits: Vec::new(),
@@ -64,7 +80,7 @@ impl BuildPlan {
         }
     }
 
-    /// Check the plan before anything runs: the config, the size of every split, and what
+    /// Check the request before anything runs: the config, the size of every split, and what
     /// one process (a shard) builds of it.
     pub fn validate(&self) -> Result<()> {
         use gtb_core::config::{check_process_tasks, check_task_count};
@@ -89,34 +105,71 @@ impl BuildPlan {
     }
 }
 
+/// The stages of a build, named in code (`BuildStage::Sample`), with their file names in the
+/// work folder (`sample.jsonl`, `sample.fingerprint.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BuildStage {
+    Prepare,
+    Sample,
+    Generate,
+    Validate,
+    Write,
+    Shard,
+    Solve,
+}
+
+impl StageId for BuildStage {
+    fn name(self) -> &'static str {
+        match self {
+            BuildStage::Prepare => "prepare",
+            BuildStage::Sample => "sample",
+            BuildStage::Generate => "generate",
+            BuildStage::Validate => "validate",
+            BuildStage::Write => "write",
+            BuildStage::Shard => "shard",
+            BuildStage::Solve => "solve",
+        }
+    }
+}
+
+/// What the runner decided for one stage of one split.
 #[derive(Debug, Clone)]
-pub struct SplitSummary {
-    pub name: String,
-    pub tasks: usize,
-    pub path: PathBuf,
-    pub sha256: String,
-    pub dropped: usize,
-    /// the slice a `--shard` build made (its `path` is the slice's validated lines)
-    pub shard: Option<Shard>,
+pub struct StageRun {
+    pub split: String,
+    pub stage: BuildStage,
+    pub freshness: Freshness<BuildStage>,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct BuildSummary {
-    /// (split/stage, decision) in run order
-    pub stages: Vec<(String, Decision)>,
+    /// every stage of every split, in run order
+    pub stages: Vec<StageRun>,
     pub splits: Vec<SplitSummary>,
 }
 
+impl BuildSummary {
+    /// The freshness of a split's stage, if the build had that stage.
+    pub fn freshness(&self, split: &str, stage: BuildStage) -> Option<&Freshness<BuildStage>> {
+        self.stages
+            .iter()
+            .find(|r| r.split == split && r.stage == stage)
+            .map(|r| &r.freshness)
+    }
+}
+
+/// A stage of the build: runs over a split's context and hands on typed artifacts.
+type BuildStep<'a> = dyn Stage<Split<'a>, Artifacts, BuildStage> + 'a;
+
 /// The build's stages in execution order. A new stage is a `Stage` implementation in its own
-/// file under `ops/build/`, added here; its upstream stages must come before it. A shard ends
+/// file in this crate, added here; its upstream stages must come before it. A shard ends
 /// with its slice (`shard`) instead of the published split (`write`, after `gtb merge`).
-fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifacts>> {
-    let last: &'a dyn Stage<Split<'a>, Artifacts> = if sharded {
+fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a BuildStep<'a>> {
+    let last: &'a BuildStep<'a> = if sharded {
         &shard::ShardSlice
     } else {
         &write::WriteSplit
     };
-    let mut stages: Vec<&'a dyn Stage<Split<'a>, Artifacts>> = vec![
+    let mut stages: Vec<&'a BuildStep<'a>> = vec![
         &prepare::Prepare,
         &sample::Sample,
         &generate::Generate,
@@ -130,73 +183,69 @@ fn stages<'a>(sharded: bool, solve: bool) -> Vec<&'a dyn Stage<Split<'a>, Artifa
     stages
 }
 
-/// Run the plan.
-pub fn build(plan: &BuildPlan) -> Result<BuildSummary> {
-    let cfg = &plan.cfg;
-    plan.validate()?;
-    let res = super::load_resources(cfg)?;
+/// Run the req.
+pub fn build(req: &BuildRequest) -> Result<BuildSummary> {
+    let cfg = &req.cfg;
+    req.validate()?;
+    let res = gtb_ops::load_resources(cfg)?;
     if cfg.run.generator != "openai" {
         let generator = OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
-        return build_with(plan, &res, &generator);
+        return build_with(req, &res, &generator);
     }
     // a run the generator stops fails at the batch in progress: that stage is not committed,
     // answers received so far stay in the cache
     let generator = gtb_llm::LlmGenerator::new(cfg)?;
-    let result = build_with(plan, &res, &generator);
+    let result = build_with(req, &res, &generator);
     // token usage and cost go into the manifests (a shard's: shard.json, which `gtb merge`
     // adds up) written by this run and <reports>/llm_report.json
-    let (last, file) = match plan.shard {
-        Some(_) => ("shard", ShardFile::NAME),
-        None => ("write", "manifest.json"),
+    let (last, file) = match req.shard {
+        Some(_) => (BuildStage::Shard, ShardFile::NAME),
+        None => (BuildStage::Write, "manifest.json"),
     };
     let manifests: Vec<PathBuf> = match &result {
-        Ok(s) if !plan.explain => s
+        Ok(s) if !req.explain => s
             .splits
             .iter()
-            .filter(|sp| {
-                s.stages.iter().any(|(st, d)| {
-                    *st == format!("{}/{last}", sp.name) && matches!(d, Decision::Rerun(_))
-                })
-            })
+            .filter(|sp| s.freshness(&sp.name, last).is_some_and(|f| !f.is_fresh()))
             .filter_map(|sp| sp.path.parent().map(|d| d.join(file)))
             .collect(),
         _ => Vec::new(),
     };
-    if !plan.explain {
+    if !req.explain {
         generator.finish(&manifests)?;
     }
     result
 }
 
-/// Run the plan with a given generator (tests and the LLM path plug theirs in here).
+/// Run a build with a given generator (tests and the LLM path plug theirs in here).
 pub fn build_with(
-    plan: &BuildPlan,
+    req: &BuildRequest,
     res: &Resources,
     generator: &dyn PreferenceGenerator,
 ) -> Result<BuildSummary> {
-    let cfg = &plan.cfg;
+    let cfg = &req.cfg;
     // --explain only reads; a build holds its folders for as long as it runs
-    let _lock = if plan.explain {
+    let _lock = if req.explain {
         None
     } else {
-        Some(lock_run_folders(plan)?)
+        Some(lock_run_folders(req)?)
     };
     let mut summary = BuildSummary::default();
-    let single = plan.splits.is_empty();
+    let single = req.splits.is_empty();
     let splits = if single {
         vec![("test".to_string(), cfg.run.n)]
     } else {
-        plan.splits.clone()
+        req.splits.clone()
     };
     if let Some(st) = &res.store
-        && (plan.verbose || plan.explain)
+        && (req.verbose || req.explain)
     {
         for line in st.describe() {
             eprintln!("{line}");
         }
     }
-    let held_out = gtb_sample::Sampler::held_out_cities(cfg, res, plan.holdout_cities);
-    if !held_out.is_empty() && plan.verbose {
+    let held_out = gtb_sample::Sampler::held_out_cities(cfg, res, req.holdout_cities);
+    if !held_out.is_empty() && req.verbose {
         let names: Vec<&str> = held_out
             .iter()
             .map(|&c| res.city(c).name.as_str())
@@ -223,7 +272,7 @@ pub fn build_with(
         .map(|((name, _), split_cfg)| {
             let avoid: &[CityId] = if name == "test" { &[] } else { &held_out };
             let paths = SplitPaths::of(cfg, name, single);
-            Split::new(split_cfg, res, generator, paths, name, avoid, plan.shard)
+            Split::new(split_cfg, res, generator, paths, name, avoid, req.shard)
         })
         .collect();
     if !single {
@@ -232,7 +281,7 @@ pub fn build_with(
     for ctx in &ctxs {
         summary
             .splits
-            .extend(run_split(plan, ctx, &mut summary.stages)?);
+            .extend(run_split(req, ctx, &mut summary.stages)?);
     }
     Ok(summary)
 }
@@ -265,12 +314,12 @@ fn introduce_neighbours(ctxs: &mut [Split]) -> Result<()> {
 
 /// Lock the output, work and reports folders, then remove the temp files that runs which died
 /// left in them.
-fn lock_run_folders(plan: &BuildPlan) -> Result<super::lock::FolderLock> {
-    let r = &plan.cfg.run;
+fn lock_run_folders(req: &BuildRequest) -> Result<gtb_ops::lock::FolderLock> {
+    let r = &req.cfg.run;
     let dirs = [r.out.as_path(), r.work_dir.as_path(), r.reports.as_path()];
-    let held = super::lock::lock_folders(&dirs, plan.wait)?;
-    let removed = super::lock::remove_stale_temps(&dirs)?;
-    if plan.verbose && !removed.is_empty() {
+    let held = gtb_ops::lock::lock_folders(&dirs, req.wait)?;
+    let removed = gtb_ops::lock::remove_stale_temps(&dirs)?;
+    if req.verbose && !removed.is_empty() {
         eprintln!(
             "removed {} temp file(s) left by runs that died: {}",
             removed.len(),
@@ -284,71 +333,62 @@ fn lock_run_folders(plan: &BuildPlan) -> Result<super::lock::FolderLock> {
     Ok(held)
 }
 
-/// Plan and run the stages of one split; `None` with `--explain`. The decisions go to
-/// `decisions` as (split/stage, decision).
+/// Decide and run the stages of one split; `None` with `--explain`. The decisions go to
+/// `runs`.
 fn run_split(
-    plan: &BuildPlan,
+    req: &BuildRequest,
     ctx: &Split,
-    decisions: &mut Vec<(String, Decision)>,
+    runs: &mut Vec<StageRun>,
 ) -> Result<Option<SplitSummary>> {
-    let dag = Dag::new(stages(plan.shard.is_some(), plan.cfg.solve.enabled))?;
-    let planned = dag.plan(ctx, &ctx.paths.work);
-    decisions.extend(
-        planned
-            .iter()
-            .map(|p| (format!("{}/{}", ctx.name, p.stage), p.decision.clone())),
-    );
+    let dag = Dag::new(stages(req.shard.is_some(), req.cfg.solve.enabled))?;
+    let decided = dag.decide(ctx, &ctx.paths.work);
+    runs.extend(decided.iter().map(|d| StageRun {
+        split: ctx.name.clone(),
+        stage: d.stage,
+        freshness: d.freshness.clone(),
+    }));
     let split = ctx.name.as_str();
-    let mut report = |e: Event| {
-        if plan.verbose || plan.explain {
+    let mut report = |e: Event<BuildStage>| {
+        if req.verbose || req.explain {
             print_event(split, &e);
         }
     };
     let mut art = Artifacts::default();
-    if plan.explain {
-        dag.explain(&planned, &mut report);
+    if req.explain {
+        dag.explain(&decided, &mut report);
         return Ok(None);
     }
-    art.planned = planned.clone();
-    dag.execute(&planned, ctx, &ctx.paths.work, &mut art, &mut report)?;
+    art.decided = decided.clone();
+    dag.execute(&decided, ctx, &ctx.paths.work, &mut art, &mut report)?;
+    let published = art.publish.take();
     Ok(Some(SplitSummary {
         name: ctx.name.clone(),
-        tasks: art.skeletons.len(),
-        path: art
-            .published
-            .clone()
+        tasks: art.sampled()?.skeletons.len(),
+        path: published
+            .as_ref()
+            .and_then(|p| p.path.clone())
             .unwrap_or_else(|| ctx.paths.tasks.clone()),
-        sha256: art.sha256.clone().unwrap_or_default(),
-        dropped: art.validated.as_ref().map_or(0, |v| v.dropped),
-        shard: plan.shard,
+        sha256: published.map(|p| p.sha256).unwrap_or_default(),
+        dropped: art.validate.as_ref().map_or(0, |v| v.summary.dropped),
+        shard: req.shard,
     }))
 }
 
 /// One line per event on stderr, as it happens: a failed build shows which stages ran.
-fn print_event(split: &str, e: &Event) {
-    let line = |stage: &str, what: String| eprintln!("{split:>6} {stage:<9} {what}");
+fn print_event(split: &str, e: &Event<BuildStage>) {
+    let line = |stage: BuildStage, what: String| eprintln!("{split:>6} {:<9} {what}", stage.name());
     match e {
-        Event::Explained(p) => match &p.decision {
-            Decision::Fresh => line(p.stage, "fresh: would reuse".into()),
-            Decision::Rerun(r) => line(p.stage, format!("would run: {r}")),
+        Event::Explained(d) => match &d.freshness {
+            Freshness::Fresh => line(d.stage, "fresh: would reuse".into()),
+            Freshness::Dirty(r) => line(d.stage, format!("would run: {r}")),
         },
-        Event::Reused(p) => line(p.stage, "fresh, reused".into()),
-        Event::Started(p) => match &p.decision {
-            Decision::Rerun(r) => line(p.stage, format!("runs: {r}")),
-            Decision::Fresh => line(p.stage, "runs".into()),
+        Event::Reused(d) => line(d.stage, "fresh, reused".into()),
+        Event::Started(d) => match &d.freshness {
+            Freshness::Dirty(r) => line(d.stage, format!("runs: {r}")),
+            Freshness::Fresh => line(d.stage, "runs".into()),
         },
-        Event::Finished(p, t) => line(p.stage, format!("done ({:.1} s)", t.as_secs_f64())),
-        Event::Failed(p, t) => line(p.stage, format!("failed ({:.1} s)", t.as_secs_f64())),
-    }
-}
-
-/// Test hook for crash safety: `GTB_CRASH_AT=<point>` aborts the process at that point, as a
-/// kill -9 would (no destructor runs, nothing is cleaned up). The points: `generate:chunk-written`,
-/// `write:unpublished`, `write:task-file-half-written`, `write:tasks-in-place`,
-/// `write:reports-written`.
-fn crash_point(point: &str) {
-    if std::env::var_os("GTB_CRASH_AT").is_some_and(|p| p == point) {
-        std::process::abort();
+        Event::Finished(d, t) => line(d.stage, format!("done ({:.1} s)", t.as_secs_f64())),
+        Event::Failed(d, t) => line(d.stage, format!("failed ({:.1} s)", t.as_secs_f64())),
     }
 }
 

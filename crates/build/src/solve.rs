@@ -5,11 +5,12 @@
 //! so a task without one here is an error, not a line with `"plan": null`. The task file and
 //! its manifest are not touched: with `[solve]` off this stage does not exist.
 
+use super::BuildStage;
 use super::split::{Artifacts, Split};
 use crate::CODE_VERSION;
-use crate::solve::{Figures, plans_bytes, read_tasks, solve_tasks};
 use anyhow::{Result, bail};
 use gtb_core::digest;
+use gtb_ops::solve::{Figures, plans_bytes, read_tasks, solve_tasks};
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
 use serde_json::json;
@@ -22,12 +23,12 @@ pub(super) fn plans_path(ctx: &Split) -> PathBuf {
     ctx.paths.tasks.with_file_name("plans.jsonl")
 }
 
-impl<'a> Stage<Split<'a>, Artifacts> for Solve {
-    fn name(&self) -> &'static str {
-        "solve"
+impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Solve {
+    fn id(&self) -> BuildStage {
+        BuildStage::Solve
     }
-    fn upstream(&self) -> &'static [&'static str] {
-        &["write"]
+    fn upstream(&self) -> &'static [BuildStage] {
+        &[BuildStage::Write]
     }
     fn inputs(&self, ctx: &Split<'a>) -> Fingerprint {
         Fingerprint::default()
@@ -77,7 +78,7 @@ impl<'a> Stage<Split<'a>, Artifacts> for Solve {
             figures.to_markdown()
         );
         digest::write_atomic(&r.join("witness.md"), md.as_bytes())?;
-        digest::write_atomic(&ctx.paths.work.artifact("solve"), b"")?;
+        digest::write_atomic(&ctx.paths.work.artifact(BuildStage::Solve), b"")?;
         Ok(())
     }
 }

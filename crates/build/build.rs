@@ -1,7 +1,7 @@
 //! `GTB_SOURCE_DIGEST`: a digest of the source of every crate that shapes outputs (all of
 //! `crates/*/src` but the dev-only ones, and the binary's `src/`), part of every stage
 //! fingerprint through `CODE_VERSION`, so that a stale artifact is never reused after an edit.
-//! It lives here, in the crate that fingerprints stages, so that an edit recompiles only the
+//! It lives here, in the crate that fingerprints stages (gtb-build), so that an edit recompiles only the
 //! edited crate, its dependants and this one; a digest in gtb-core would rebuild everything.
 
 use std::path::{Path, PathBuf};
