@@ -391,6 +391,10 @@ impl Transport {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10).min(s.timeout))
             .pool_max_idle_per_host(s.concurrency.max(1))
+            // servers drop idle keep-alive connections after about 5 s (llama.cpp's httplib,
+            // uvicorn under vLLM): a request sent on one of those fails before the server sees
+            // it, so gtb does not keep them that long
+            .pool_idle_timeout(Duration::from_secs(2))
             .user_agent(concat!("gtb/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let secrets = s

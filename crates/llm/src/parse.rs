@@ -572,6 +572,9 @@ fn line_of(v: Option<&Value>, user: &str) -> Option<String> {
     }
 }
 
+/// The length of an opening line in characters (the schema's `minLength` / `maxLength` too).
+pub const LINE_CHARS: std::ops::RangeInclusive<usize> = 4..=400;
+
 /// The form of a line: length, Chinese, nothing forbidden.
 fn line_form(user: &str, text: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
@@ -582,7 +585,7 @@ fn line_form(user: &str, text: &str) -> Vec<Problem> {
         .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
         .count();
     let lower = text.to_lowercase();
-    if !(4..=400).contains(&chars) {
+    if !LINE_CHARS.contains(&chars) {
         bad(format!(
             "{user} 的开场白长度为 {chars} 字，应为 1–4 句、400 字以内"
         ));

@@ -819,7 +819,16 @@ pub fn schema(
     });
     let msgs: Vec<(&str, Value)> = by_slot
         .iter()
-        .map(|m| (m.user.as_str(), json!({"type": "string"})))
+        .map(|m| {
+            let (lo, hi) = (
+                crate::parse::LINE_CHARS.start(),
+                crate::parse::LINE_CHARS.end(),
+            );
+            (
+                m.user.as_str(),
+                json!({"type": "string", "minLength": lo, "maxLength": hi}),
+            )
+        })
         .collect();
     let top = object(vec![
         ("preferences", object(prefs)),
