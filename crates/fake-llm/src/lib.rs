@@ -256,6 +256,16 @@ impl FakeStats {
             }
         }
     }
+    /// Count the tokens a completion's `usage` says.
+    fn book_usage(&self, reply: &str) {
+        if let Ok(v) = serde_json::from_str::<Value>(reply) {
+            let u = |k: &str| v["usage"][k].as_u64().unwrap_or(0);
+            self.prompt_tokens
+                .fetch_add(u("prompt_tokens"), Ordering::Relaxed);
+            self.completion_tokens
+                .fetch_add(u("completion_tokens"), Ordering::Relaxed);
+        }
+    }
     pub fn fault_count(&self, k: &str) -> u64 {
         self.faults.lock().unwrap().get(k).copied().unwrap_or(0)
     }
@@ -484,23 +494,8 @@ async fn serve(
         drop(working);
         let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
         if req.method == "GET" && path == "/props" {
-            match cfg.n_ctx {
-                Some(n) => {
-                    let body =
-                        json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1});
-                    respond(&mut sock, 200, &[], body.to_string().as_bytes(), false).await?
-                }
-                None => {
-                    respond(
-                        &mut sock,
-                        404,
-                        &[],
-                        br#"{"error": {"message": "not found"}}"#,
-                        false,
-                    )
-                    .await?
-                }
-            }
+            let (code, body) = props(&cfg);
+            respond(&mut sock, code, &[], body.as_bytes(), false).await?;
             continue;
         }
         let query_ok = f
@@ -574,16 +569,9 @@ async fn serve(
             continue;
         }
         let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
-        if f.refuse_stream && stream {
-            st.fault("refuse_stream");
-            respond(&mut sock, 400, &[], br#"{"error": {"message": "stream is not supported by this server", "type": "invalid_request_error"}}"#, false).await?;
-            continue;
-        }
-        let prompt = prompt_tokens(&body);
-        if let Some(n_ctx) = cfg.n_ctx.filter(|&n| prompt >= n) {
-            st.fault("exceed_context");
-            let msg = json!({"error": {"code": 400, "message": format!("request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"), "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": n_ctx}});
-            respond(&mut sock, 400, &[], msg.to_string().as_bytes(), false).await?;
+        if let Some((fault, msg)) = refused(&cfg, &body, stream) {
+            st.fault(fault);
+            respond(&mut sock, 400, &[], msg.as_bytes(), false).await?;
             continue;
         }
         if f.reject_json_schema && rf == "json_schema" {
@@ -683,13 +671,7 @@ async fn serve(
         }
         st.completions.fetch_add(1, Ordering::Relaxed);
         let reply = completion(&body, &content, h, parts);
-        if let Ok(v) = serde_json::from_str::<Value>(&reply) {
-            let u = |k: &str| v["usage"][k].as_u64().unwrap_or(0);
-            st.prompt_tokens
-                .fetch_add(u("prompt_tokens"), Ordering::Relaxed);
-            st.completion_tokens
-                .fetch_add(u("completion_tokens"), Ordering::Relaxed);
-        }
+        st.book_usage(&reply);
         if stream {
             st.streamed.fetch_add(1, Ordering::Relaxed);
             respond_stream(&mut sock, &reply, cfg.piece_delay).await?;
@@ -698,6 +680,30 @@ async fn serve(
         }
     }
     Ok(())
+}
+
+/// `GET /props` as llama.cpp answers it: the context per request (404 without one).
+fn props(cfg: &FakeConfig) -> (u16, String) {
+    match cfg.n_ctx {
+        Some(n) => (
+            200,
+            json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1}).to_string(),
+        ),
+        None => (404, r#"{"error": {"message": "not found"}}"#.into()),
+    }
+}
+
+/// A 400 for a request the fake refuses, as real servers word it: a stream where streaming is
+/// off, a prompt longer than the context (llama.cpp's `exceed_context_size_error`).
+fn refused(cfg: &FakeConfig, body: &Value, stream: bool) -> Option<(&'static str, String)> {
+    if cfg.faults.refuse_stream && stream {
+        let msg = r#"{"error": {"message": "stream is not supported by this server", "type": "invalid_request_error"}}"#;
+        return Some(("refuse_stream", msg.into()));
+    }
+    let prompt = prompt_tokens(body);
+    let n_ctx = cfg.n_ctx.filter(|&n| prompt >= n)?;
+    let msg = json!({"error": {"code": 400, "message": format!("request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"), "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": n_ctx}});
+    Some(("exceed_context", msg.to_string()))
 }
 
 /// A completion sent as server-sent events in HTTP chunks, as llama.cpp streams: a role
@@ -964,24 +970,15 @@ fn answer(
         }
         prefs.insert(user, entry);
     }
-    let members = arr(&ctx, "members");
-    let first = members.first().map(|m| s(&m["user"])).unwrap_or_default();
-    if pick(f.rate_copied_member, "copied_member") {
-        let own = members
-            .iter()
-            .skip(1)
-            .find(|m| matches!(s(&m["strategy"]).as_str(), "independent" | "copy_moderate"));
-        if let Some(m) = own {
-            applied.push("copied_member");
-            let city = prefs[&first]["city_specific_preferences"].clone();
-            prefs[&s(&m["user"])]["city_specific_preferences"] = city;
-        }
-    }
-    if pick(f.rate_implausible_budget, "implausible_budget") {
-        applied.push("implausible_budget");
-        prefs[&first]["global_constraints"]["avg_budget"] = json!(50_000);
-        budgets.insert(first.clone(), 50_000);
-    }
+    let first = arr(&ctx, "members")
+        .first()
+        .map(|m| s(&m["user"]))
+        .unwrap_or_default();
+    let gates = (
+        pick(f.rate_copied_member, "copied_member"),
+        pick(f.rate_implausible_budget, "implausible_budget"),
+    );
+    applied.extend(table_faults(&ctx, gates, &mut prefs, &mut budgets));
     let mut users: Vec<String> = prefs.keys().cloned().collect();
     users.sort_by_key(|u| u.trim_start_matches("User").parse::<u32>().unwrap_or(99));
     let contradict = pick(f.rate_contradicting_line, "contradicting_line");
@@ -1042,6 +1039,34 @@ fn answer(
         );
     }
     (out, applied)
+}
+
+/// The table faults of the gates a reply can fail (copied member, implausible budget), applied
+/// to the first member's tables; the names of those applied.
+fn table_faults(
+    ctx: &Value,
+    (copied, budget): (bool, bool),
+    prefs: &mut serde_json::Map<String, Value>,
+    budgets: &mut HashMap<String, u64>,
+) -> Vec<&'static str> {
+    let mut applied = Vec::new();
+    let members = arr(ctx, "members");
+    let first = members.first().map(|m| s(&m["user"])).unwrap_or_default();
+    let own = members
+        .iter()
+        .skip(1)
+        .find(|m| matches!(s(&m["strategy"]).as_str(), "independent" | "copy_moderate"));
+    if let Some(m) = own.filter(|_| copied) {
+        applied.push("copied_member");
+        let city = prefs[&first]["city_specific_preferences"].clone();
+        prefs[&s(&m["user"])]["city_specific_preferences"] = city;
+    }
+    if budget {
+        applied.push("implausible_budget");
+        prefs[&first]["global_constraints"]["avg_budget"] = json!(50_000);
+        budgets.insert(first, 50_000);
+    }
+    applied
 }
 
 /// A food value the city does not accept: a speciality of the release's vocabulary that is

@@ -371,10 +371,15 @@ pub struct Transport {
     /// what identifies the endpoint in cache keys: the URL, plus a digest of the extra headers
     key_scope: String,
     truncation_warned: std::sync::atomic::AtomicBool,
+    /// the latest transient failures (for the report: why requests were retried)
+    transient: Mutex<VecDeque<String>>,
     fatal: Mutex<Option<String>>,
     window: Mutex<VecDeque<bool>>,
     pub stats: std::sync::Arc<Stats>,
 }
+
+/// Transient failures kept for the report.
+const TRANSIENT_KEPT: usize = 20;
 
 /// Outcomes looked at by the error-rate stop.
 const WINDOW: usize = 40;
@@ -390,11 +395,11 @@ impl Transport {
         // server falls silent (`send` times each wait instead)
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10).min(s.timeout))
-            .pool_max_idle_per_host(s.concurrency.max(1))
-            // servers drop idle keep-alive connections after about 5 s (llama.cpp's httplib,
-            // uvicorn under vLLM): a request sent on one of those fails before the server sees
-            // it, so gtb does not keep them that long
-            .pool_idle_timeout(Duration::from_secs(2))
+            // a fresh connection per request: llama.cpp's server closes a connection after a
+            // streamed reply without saying so, and a request sent on it failed before the
+            // server saw it (a retry the server never counted); a connection costs little
+            // beside a completion
+            .pool_max_idle_per_host(0)
             .user_agent(concat!("gtb/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let secrets = s
@@ -414,6 +419,7 @@ impl Transport {
             pause: Mutex::new(Pause::default()),
             key_scope: key_scope(&s.endpoint, &s.headers),
             truncation_warned: Default::default(),
+            transient: Mutex::new(VecDeque::new()),
             fatal: Mutex::new(None),
             window: Mutex::new(VecDeque::new()),
             cache: Cache::new(cache_dir),
@@ -694,6 +700,13 @@ impl Transport {
 
     /// After a transient failure: back off and count the retry, or give up on the request.
     async fn retry_or_fail(&self, retry: u32, label: &str, last: &str) -> Result<u32, CallError> {
+        {
+            let mut t = self.transient.lock().expect("transient");
+            if t.len() == TRANSIENT_KEPT {
+                t.pop_front();
+            }
+            t.push_back(format!("{label}: {last}"));
+        }
         if retry >= self.s.max_retries {
             return Err(CallError::Failed(format!(
                 "{label}: gave up after {} tries: {last}",
@@ -871,6 +884,16 @@ impl Transport {
             ),
         }
         w
+    }
+
+    /// The latest transient failures (oldest first), already redacted.
+    pub fn transient_errors(&self) -> Vec<String> {
+        self.transient
+            .lock()
+            .expect("transient")
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Whether replies are streamed now.

@@ -204,6 +204,94 @@ fn extra_body(text: &str) -> Result<String> {
     Ok(out)
 }
 
+/// The transport's settings from `[llm]`, every knob checked (the error names it); the key is
+/// read from the environment here and nowhere else.
+fn transport_settings(l: &gtb_core::config::Llm) -> Result<client::Settings> {
+    if l.model.trim().is_empty() {
+        bail!(
+            "the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL"
+        );
+    }
+    let format = match l.response_format.as_str() {
+        "auto" | "json_schema" => Format::JsonSchema,
+        "json_object" => Format::JsonObject,
+        "text" => Format::Text,
+        other => bail!(
+            "llm.response_format must be auto, json_schema, json_object or text, got {other:?}"
+        ),
+    };
+    if !(0.0..=2.0).contains(&l.temperature) {
+        bail!("llm.temperature must be in 0..2, got {}", l.temperature);
+    }
+    if l.concurrency == 0 || l.max_tokens == 0 || l.timeout_secs == 0 {
+        bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
+    }
+    if !(0.0..=1.0).contains(&l.max_error_rate) {
+        bail!(
+            "llm.max_error_rate must be a share in 0..1, got {}",
+            l.max_error_rate
+        );
+    }
+    if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
+        bail!("llm prices must not be negative");
+    }
+    let token_param = match l.max_tokens_param.as_str() {
+        "auto" | "max_tokens" => client::TokenParam::MaxTokens,
+        "max_completion_tokens" => client::TokenParam::MaxCompletionTokens,
+        other => bail!(
+            "llm.max_tokens_param must be auto, max_tokens or max_completion_tokens, got {other:?}"
+        ),
+    };
+    if !l.api_key_header.is_empty()
+        && reqwest::header::HeaderName::from_bytes(l.api_key_header.as_bytes()).is_err()
+    {
+        bail!(
+            "--api-key-header {:?} is not a valid header name",
+            l.api_key_header
+        );
+    }
+    if l.refresh_rejected && l.offline_replay {
+        bail!("--refresh-rejected asks the server again, --offline-replay never does: choose one");
+    }
+    let key = std::env::var(&l.api_key_env)
+        .ok()
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| k.trim().to_string());
+    if key.is_none() && !l.offline_replay {
+        eprintln!(
+            "llm: ${} is not set; sending requests without an API key (fine for local servers)",
+            l.api_key_env
+        );
+    }
+    Ok(client::Settings {
+        endpoint: endpoint(&l.base_url, &l.query)?,
+        model: l.model.clone(),
+        key,
+        key_env: l.api_key_env.clone(),
+        key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
+        headers: headers(&l.headers, &l.api_key_header)?,
+        extra_body: extra_body(&l.extra_body)?,
+        prompt_version: prompt::prompts_version(),
+        temperature: l.temperature,
+        max_tokens: l.max_tokens,
+        token_param,
+        stream: l.stream,
+        negotiate_token_param: l.max_tokens_param == "auto",
+        send_seed: l.send_seed,
+        format,
+        negotiate: l.response_format == "auto",
+        concurrency: l.concurrency,
+        rpm: l.requests_per_minute,
+        tpm: l.tokens_per_minute,
+        timeout: Duration::from_secs(l.timeout_secs),
+        max_retries: l.max_retries,
+        backoff: Duration::from_millis(l.backoff_ms),
+        rate_limit_budget: Duration::from_secs(l.rate_limit_budget_secs),
+        max_error_rate: l.max_error_rate,
+        offline_replay: l.offline_replay,
+    })
+}
+
 /// Fill the empty LLM settings from the environment (`OPENAI_BASE_URL`, `OPENAI_MODEL`), so
 /// the manifest records what was used.
 pub fn resolve(cfg: &mut gtb_core::config::Llm) {
@@ -223,105 +311,25 @@ impl LlmGenerator {
     pub fn new(cfg: &Config) -> Result<LlmGenerator> {
         let mut l = cfg.llm.clone();
         resolve(&mut l);
-        if l.model.trim().is_empty() {
-            bail!(
-                "the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL"
-            );
-        }
-        let format = match l.response_format.as_str() {
-            "auto" | "json_schema" => Format::JsonSchema,
-            "json_object" => Format::JsonObject,
-            "text" => Format::Text,
-            other => bail!(
-                "llm.response_format must be auto, json_schema, json_object or text, got {other:?}"
-            ),
-        };
-        if !(0.0..=2.0).contains(&l.temperature) {
-            bail!("llm.temperature must be in 0..2, got {}", l.temperature);
-        }
-        if l.concurrency == 0 || l.max_tokens == 0 || l.timeout_secs == 0 {
-            bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
-        }
-        if !(0.0..=1.0).contains(&l.max_error_rate) {
-            bail!(
-                "llm.max_error_rate must be a share in 0..1, got {}",
-                l.max_error_rate
-            );
-        }
-        if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
-            bail!("llm prices must not be negative");
-        }
-        let endpoint = endpoint(&l.base_url, &l.query)?;
-        let headers = headers(&l.headers, &l.api_key_header)?;
-        let extra_body = extra_body(&l.extra_body)?;
-        let token_param = match l.max_tokens_param.as_str() {
-            "auto" | "max_tokens" => client::TokenParam::MaxTokens,
-            "max_completion_tokens" => client::TokenParam::MaxCompletionTokens,
-            other => bail!(
-                "llm.max_tokens_param must be auto, max_tokens or max_completion_tokens, got {other:?}"
-            ),
-        };
-        if !l.api_key_header.is_empty()
-            && reqwest::header::HeaderName::from_bytes(l.api_key_header.as_bytes()).is_err()
-        {
-            bail!(
-                "--api-key-header {:?} is not a valid header name",
-                l.api_key_header
-            );
-        }
-        if l.refresh_rejected && l.offline_replay {
-            bail!(
-                "--refresh-rejected asks the server again, --offline-replay never does: choose one"
-            );
-        }
-        let key = std::env::var(&l.api_key_env)
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .map(|k| k.trim().to_string());
-        if key.is_none() && !l.offline_replay {
-            eprintln!(
-                "llm: ${} is not set; sending requests without an API key (fine for local servers)",
-                l.api_key_env
-            );
-        }
-        let prompt_version = prompt::prompts_version();
-        // what shapes the output: part of the generate stage's fingerprint
-        // (header values only as a digest: they may be secrets)
+        let settings = transport_settings(&l)?;
+        let prompt_version = settings.prompt_version.clone();
+        // what shapes the output: part of the generate stage's fingerprint (header values only
+        // as a digest: they may be secrets). The window is learnt when the first batch needs
+        // it (a run that reuses every stage asks the server nothing); like the model behind a
+        // name, it is not part of the fingerprint: the prompts it shapes are in every cache key
         let params = json!({
-            "endpoint": public_url(&endpoint), "model": l.model, "temperature": l.temperature, "max_tokens": l.max_tokens,
+            "endpoint": public_url(&settings.endpoint), "model": l.model, "temperature": l.temperature, "max_tokens": l.max_tokens,
             "response_format": l.response_format, "send_seed": l.send_seed, "max_attractions": l.max_attractions,
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
-            "max_tokens_param": l.max_tokens_param, "extra_body": extra_body,
-            "headers": client::headers_digest(&headers), "validate": cfg.validate,
+            "max_tokens_param": l.max_tokens_param, "extra_body": settings.extra_body,
+            "headers": client::headers_digest(&settings.headers), "validate": cfg.validate,
         });
+        let version = format!(
+            "{prompt_version} model={} params={}",
+            l.model,
+            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12],
+        );
         let stats = Arc::new(Stats::default());
-        let settings = client::Settings {
-            endpoint,
-            model: l.model.clone(),
-            key,
-            key_env: l.api_key_env.clone(),
-            key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
-            headers,
-            extra_body,
-            prompt_version: prompt_version.clone(),
-            temperature: l.temperature,
-            max_tokens: l.max_tokens,
-            token_param,
-            stream: l.stream,
-            negotiate_token_param: l.max_tokens_param == "auto",
-            send_seed: l.send_seed,
-            format,
-            negotiate: l.response_format == "auto",
-            concurrency: l.concurrency,
-            rpm: l.requests_per_minute,
-            tpm: l.tokens_per_minute,
-            timeout: Duration::from_secs(l.timeout_secs),
-            max_retries: l.max_retries,
-            backoff: Duration::from_millis(l.backoff_ms),
-            rate_limit_budget: Duration::from_secs(l.rate_limit_budget_secs),
-            max_error_rate: l.max_error_rate,
-            offline_replay: l.offline_replay,
-        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -331,14 +339,6 @@ impl LlmGenerator {
             let _g = rt.enter();
             Transport::new(settings, &l.cache_dir, stats.clone())?
         };
-        // the window is learnt when the first batch needs it (a run that reuses every stage
-        // asks the server nothing); like the model behind a name, it is not part of the
-        // fingerprint: the prompts it shapes are part of every cache key
-        let version = format!(
-            "{prompt_version} model={} params={}",
-            l.model,
-            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12],
-        );
         let inner = Arc::new(Inner {
             transport,
             stats,
@@ -487,6 +487,7 @@ impl LlmGenerator {
                 "failed": g(&s.failed), "http_429": g(&s.http_429), "http_5xx": g(&s.http_5xx), "http_other": g(&s.http_other),
                 "timeouts": g(&s.timeouts), "connection_errors": g(&s.connection_errors), "malformed_bodies": g(&s.malformed_bodies),
                 "context_overflows": g(&s.context_overflows),
+                "recent_transient_errors": self.inner.transport.transient_errors(),
                 "format_downgrades": g(&s.format_downgrades), "final_concurrency": self.inner.transport.concurrency(),
                 "rate_limited_seconds": g(&s.rate_limited_ms) as f64 / 1000.0,
             },

@@ -6,7 +6,7 @@
 //! would find. Problems come back as short Chinese sentences for the correction turn, each with
 //! the reason the run report counts it under.
 
-use super::prompt::{CityCandidates, TaskPrompt};
+use super::prompt::{CityCandidates, Member, TaskPrompt};
 use gtb_core::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Message, Preference,
@@ -366,6 +366,58 @@ impl Ctx<'_> {
         table.global_constraints
     }
 
+    /// One member's table: its own fields from the reply, the inherited ones from its
+    /// reference (copy strategies stay exact).
+    fn member(&mut self, m: &Member, mv: &Value, reference: Option<&Preference>) -> Preference {
+        let global = match (m.strategy, reference) {
+            (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
+            _ => self.globals(mv.get("global_constraints"), &m.user),
+        };
+        let csp_path = format!("{}.city_specific_preferences", m.user);
+        let csp = self
+            .obj(mv.get("city_specific_preferences"), &csp_path)
+            .cloned()
+            .unwrap_or_default();
+        let same_city = |c: &str, k: &str| {
+            c == k || normalize(c) == normalize(k) || gtb_resources::short_city_name(c) == k
+        };
+        let minor = if m.strategy == Strategy::CopyMinor {
+            reference
+        } else {
+            None
+        };
+        let mut cities = gtb_core::task::Keyed::default();
+        for (ci, c) in self.p.cities.iter().enumerate() {
+            let raw = csp.get(&c.name).or_else(|| {
+                csp.iter()
+                    .find(|(k, _)| same_city(&c.name, k))
+                    .map(|(_, v)| v)
+            });
+            let mut cp = if raw.is_none() {
+                self.bad(Reason::Shape, format!("{csp_path} 缺少城市「{}」", c.name));
+                CityPref::default()
+            } else {
+                self.city(raw, &m.user, c, minor.is_none())
+            };
+            if let Some(r) = minor {
+                inherit_weak(&mut cp, &r.city_specific_preferences[ci]);
+            }
+            cities.insert(c.name.clone(), cp);
+        }
+        for k in csp.keys() {
+            if !self.p.cities.iter().any(|c| same_city(&c.name, k)) {
+                self.bad(
+                    Reason::Shape,
+                    format!("{csp_path} 含有行程之外的城市「{k}」"),
+                );
+            }
+        }
+        Preference {
+            global_constraints: global,
+            city_specific_preferences: cities,
+        }
+    }
+
     /// One city of one member; `weak` = the member writes the weak fields itself.
     fn city(&mut self, v: Option<&Value>, user: &str, c: &CityCandidates, weak: bool) -> CityPref {
         let path = format!("{user}.{}", c.name);
@@ -505,6 +557,19 @@ impl Ctx<'_> {
             },
         }
     }
+}
+
+/// A copy_minor member's city: the reference's weak fields (category_pref, prefer_eat,
+/// avoid_eat), and its own must / reject food without the values it inherits (an own item that
+/// repeats an inherited one would make the validator cut the inherited field, the stronger tier
+/// winning: the inheritance stays exact instead).
+fn inherit_weak(cp: &mut CityPref, r: &CityPref) {
+    cp.attractions.category_pref = r.attractions.category_pref.clone();
+    cp.food.prefer_eat = r.food.prefer_eat.clone();
+    cp.food.avoid_eat = r.food.avoid_eat.clone();
+    let inherited: Vec<&String> = r.food.prefer_eat.iter().chain(&r.food.avoid_eat).collect();
+    cp.food.must_eat.retain(|x| !inherited.contains(&x));
+    cp.food.reject_eat.retain(|x| !inherited.contains(&x));
 }
 
 /// Find the per-user maps of a reply, tolerating the usual wrappers.
@@ -709,71 +774,8 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
         let reference = m
             .reference
             .as_ref()
-            .and_then(|r| tables.iter().find(|(u, _)| u == r).map(|(_, t)| t.clone()));
-        let global = match (m.strategy, &reference) {
-            (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
-            _ => cx.globals(mv.get("global_constraints"), &m.user),
-        };
-        let csp_path = format!("{}.city_specific_preferences", m.user);
-        let csp = cx
-            .obj(mv.get("city_specific_preferences"), &csp_path)
-            .cloned()
-            .unwrap_or_default();
-        let mut cities = gtb_core::task::Keyed::default();
-        for (ci, c) in p.cities.iter().enumerate() {
-            let raw = csp.get(&c.name).or_else(|| {
-                csp.iter()
-                    .find(|(k, _)| {
-                        normalize(k) == normalize(&c.name)
-                            || gtb_resources::short_city_name(&c.name) == k.as_str()
-                    })
-                    .map(|(_, v)| v)
-            });
-            let weak = !(m.strategy == Strategy::CopyMinor && reference.is_some());
-            let mut cp = if raw.is_none() {
-                cx.bad(Reason::Shape, format!("{csp_path} 缺少城市「{}」", c.name));
-                CityPref::default()
-            } else {
-                cx.city(raw, &m.user, c, weak)
-            };
-            if !weak {
-                let r = &reference
-                    .as_ref()
-                    .expect("reference")
-                    .city_specific_preferences[ci];
-                cp.attractions.category_pref = r.attractions.category_pref.clone();
-                cp.food.prefer_eat = r.food.prefer_eat.clone();
-                cp.food.avoid_eat = r.food.avoid_eat.clone();
-                // an own item that repeats an inherited weak one would make the validator cut the
-                // inherited field (the stronger tier wins): keep the inheritance exact instead
-                let inherited: Vec<String> = cp
-                    .food
-                    .prefer_eat
-                    .iter()
-                    .chain(&cp.food.avoid_eat)
-                    .cloned()
-                    .collect();
-                cp.food.must_eat.retain(|x| !inherited.contains(x));
-                cp.food.reject_eat.retain(|x| !inherited.contains(x));
-            }
-            cities.insert(c.name.clone(), cp);
-        }
-        for k in csp.keys() {
-            if !p.cities.iter().any(|c| {
-                c.name == *k
-                    || normalize(&c.name) == normalize(k)
-                    || gtb_resources::short_city_name(&c.name) == k.as_str()
-            }) {
-                cx.bad(
-                    Reason::Shape,
-                    format!("{csp_path} 含有行程之外的城市「{k}」"),
-                );
-            }
-        }
-        let mut table = Preference {
-            global_constraints: global,
-            city_specific_preferences: cities,
-        };
+            .and_then(|r| tables.iter().find(|(u, _)| u == r).map(|(_, t)| t));
+        let mut table = cx.member(m, mv, reference);
         resolved += resolve(p, &mut table);
         tables.push((m.user.clone(), table));
     }

@@ -323,10 +323,8 @@ fn build_with(
     max_attractions: usize,
     feedback: Option<&str>,
 ) -> TaskPrompt {
-    let res = ctx.res;
-    let a = ctx.archetype;
-    let sk = ctx.skeleton;
-    let members: Vec<Member> = a
+    let members: Vec<Member> = ctx
+        .archetype
         .planned_slots()
         .map(|s| Member {
             user: s.user.clone(),
@@ -334,36 +332,69 @@ fn build_with(
             reference: s.reference.clone(),
         })
         .collect();
-
-    // ---- candidates per city (memoised per set of open attractions) ----------------------
-    let mut cities: Vec<Arc<CityData>> = Vec::new();
-    for &c in &ctx.cities {
-        let open: Vec<bool> = res.attractions[c as usize]
-            .iter()
-            .map(|x| ctx.open_during_trip(x))
-            .collect();
-        let mut h = blake3::Hasher::new();
-        h.update(&(max_attractions as u64).to_le_bytes());
-        h.update(&open.iter().map(|&b| b as u8).collect::<Vec<u8>>());
-        let sig: [u8; 16] = h.finalize().as_bytes()[..16].try_into().expect("16 bytes");
-        let hit = memo.lock().expect("memo").get(&(c, sig)).cloned();
-        let data = match hit {
-            Some(d) => d,
-            None => {
-                let d = Arc::new(city_data(ctx, c, &open, max_attractions));
-                memo.lock()
-                    .expect("memo")
-                    .entry((c, sig))
-                    .or_insert(d)
-                    .clone()
-            }
-        };
-        cities.push(data);
+    let cities: Vec<Arc<CityData>> = ctx
+        .cities
+        .iter()
+        .map(|&c| city_grounding(ctx, memo, c, max_attractions))
+        .collect();
+    let min_budget = min_budget(ctx, set.validate.min_meal_cost);
+    let user = context_json(ctx, set, &members, &cities, min_budget, feedback);
+    let system = system_message(set.validate, &members);
+    let schema_json = schema(&members, &cities, min_budget, set.validate);
+    let tokens = crate::window::estimate_tokens(&system) + crate::window::estimate_tokens(&user);
+    TaskPrompt {
+        system,
+        user,
+        schema_json,
+        members,
+        cities,
+        min_budget,
+        archetype: ctx.archetype.clone(),
+        ranges: set.validate.clone(),
+        attractions_offered: max_attractions,
+        tokens,
     }
+}
 
-    // ---- the context object ---------------------------------------------------------------
-    let legs = res.route_legs(ctx.hub, &ctx.cities);
-    let transport: Vec<Value> = legs
+/// The grounding of one city, memoised per set of attractions open during the trip.
+fn city_grounding(
+    ctx: &TaskContext,
+    memo: &Memo,
+    c: CityId,
+    max_attractions: usize,
+) -> Arc<CityData> {
+    let open: Vec<bool> = ctx.res.attractions[c as usize]
+        .iter()
+        .map(|x| ctx.open_during_trip(x))
+        .collect();
+    let mut h = blake3::Hasher::new();
+    h.update(&(max_attractions as u64).to_le_bytes());
+    h.update(&open.iter().map(|&b| b as u8).collect::<Vec<u8>>());
+    let sig: [u8; 16] = h.finalize().as_bytes()[..16].try_into().expect("16 bytes");
+    let hit = memo.lock().expect("memo").get(&(c, sig)).cloned();
+    if let Some(d) = hit {
+        return d;
+    }
+    let d = Arc::new(city_data(ctx, c, &open, max_attractions));
+    memo.lock()
+        .expect("memo")
+        .entry((c, sig))
+        .or_insert(d)
+        .clone()
+}
+
+/// The user message: the grounding context as one JSON object.
+fn context_json(
+    ctx: &TaskContext,
+    set: &Settings,
+    members: &[Member],
+    cities: &[Arc<CityData>],
+    min_budget: u32,
+    feedback: Option<&str>,
+) -> String {
+    let (res, a, sk) = (ctx.res, ctx.archetype, ctx.skeleton);
+    let transport: Vec<Value> = res
+        .route_legs(ctx.hub, &ctx.cities)
         .iter()
         .map(|&(x, y)| {
             json!({
@@ -373,33 +404,11 @@ fn build_with(
             })
         })
         .collect();
-    let member_json: Vec<Value> = members
-        .iter()
-        .map(|m| {
-            let slot = a.slot(&m.user).expect("planned slot");
-            let p = ctx.profile_of(&m.user);
-            json!({
-                "user": m.user,
-                "role": slot.role,
-                "strategy": m.strategy.as_str(),
-                "reference": m.reference,
-                "compromisable": sk.compromise_pattern.contains(&m.user),
-                "profile": format!("{}岁，{}，{}，{}，{}", p.age, p.gender, p.marital, p.parenting, p.home_province),
-            })
-        })
-        .collect();
-    let children: Vec<Value> = a
-        .children()
-        .map(|s| json!({"user": s.user, "role": s.role}))
-        .collect();
-    let min_budget = min_budget(ctx, set.validate.min_meal_cost);
     let pace = match a.pace {
         gtb_resources::archetypes::Pace::Relaxed => "relaxed",
         gtb_resources::archetypes::Pace::Normal => "normal",
         gtb_resources::archetypes::Pace::Active => "active",
     };
-    let city_candidates: IndexMap<&str, &RawValue> =
-        cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect();
     let context = Context {
         task_id: &sk.task_id,
         departure_city: &sk.departure_city,
@@ -416,20 +425,40 @@ fn build_with(
             "spend": a.spend,
             "dynamics": a.dynamics,
         }),
-        members: member_json,
-        children_without_table: children,
+        members: members.iter().map(|m| member_json(ctx, m)).collect(),
+        children_without_table: a
+            .children()
+            .map(|s| json!({"user": s.user, "role": s.role}))
+            .collect(),
         transport,
         modes_on_every_leg: res.modes_on_all_legs(ctx.hub, &ctx.cities),
         min_budget,
-        city_candidates,
+        city_candidates: cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect(),
         food_anywhere: vocab::FOOD_ANYWHERE,
-        conflict_plan: conflict_plan(ctx, &members, set.conflicts),
+        conflict_plan: conflict_plan(ctx, members, set.conflicts),
         previous_attempt_feedback: feedback,
     };
-    let user = serde_json::to_string(&context).expect("context serialises");
+    serde_json::to_string(&context).expect("context serialises")
+}
 
-    // ---- the system message: base + the strategies present + opening lines ----------------
-    let mut system = system_text(set.validate);
+/// One member as the model sees it (the profile in words: fewer tokens than its keys).
+fn member_json(ctx: &TaskContext, m: &Member) -> Value {
+    let slot = ctx.archetype.slot(&m.user).expect("planned slot");
+    let p = ctx.profile_of(&m.user);
+    json!({
+        "user": m.user,
+        "role": slot.role,
+        "strategy": m.strategy.as_str(),
+        "reference": m.reference,
+        "compromisable": ctx.skeleton.compromise_pattern.contains(&m.user),
+        "profile": format!("{}岁，{}，{}，{}，{}", p.age, p.gender, p.marital, p.parenting, p.home_province),
+    })
+}
+
+/// The system message: the base text, the sections of the strategies present, the opening
+/// lines.
+fn system_message(v: &gtb_core::config::Validate, members: &[Member]) -> String {
+    let mut system = system_text(v);
     for s in [
         Strategy::Independent,
         Strategy::CopyModerate,
@@ -442,21 +471,7 @@ fn build_with(
     }
     system.push_str("\n\n");
     system.push_str(OPENING_MESSAGES.trim_end());
-
-    let schema_json = schema(&members, &cities, min_budget, set.validate);
-    let tokens = crate::window::estimate_tokens(&system) + crate::window::estimate_tokens(&user);
-    TaskPrompt {
-        system,
-        user,
-        schema_json,
-        members,
-        cities,
-        min_budget,
-        archetype: a.clone(),
-        ranges: set.validate.clone(),
-        attractions_offered: max_attractions,
-        tokens,
-    }
+    system
 }
 
 /// `system.md` with the scalar ranges of `[validate]` in place of its `{avg_budget}`,
@@ -727,6 +742,42 @@ fn city_defs(id: CityId, c: &CityCandidates) -> String {
     text[1..text.len() - 1].to_string()
 }
 
+/// The schema of a member's global constraints: the scalars within `[validate]`'s ranges
+/// (avg_budget from `min_budget` up), list sizes as bounds.
+fn globals_schema(min_budget: u32, v: &gtb_core::config::Validate) -> Value {
+    use gtb_core::prefs::Scalar;
+    let bounds = |s: Scalar, floor: u32| {
+        let r = v.scalar_range(s);
+        json!({"type": "integer", "minimum": floor.clamp(*r.start(), *r.end()), "maximum": r.end()})
+    };
+    object(vec![
+        ("avg_budget", bounds(Scalar::AvgBudget, min_budget)),
+        (
+            "transport",
+            object(vec![
+                ("must", list(r("mode"), 0, 2)),
+                ("prefer", list(r("mode"), 0, 2)),
+                ("avoid", list(r("mode"), 0, 1)),
+                ("reject", list(r("mode"), 0, 1)),
+            ]),
+        ),
+        (
+            "intensity",
+            object(vec![
+                ("max_poi_per_day", bounds(Scalar::MaxPoiPerDay, 0)),
+                ("max_active_hours", bounds(Scalar::MaxActiveHours, 0)),
+            ]),
+        ),
+        (
+            "hotel_preference",
+            object(vec![
+                ("prefer", list(r("hotel"), 1, 3)),
+                ("avoid", list(r("hotel"), 0, 1)),
+            ]),
+        ),
+    ])
+}
+
 /// The JSON schema of a reply (as sent): closed vocabularies and candidate names as enums, list
 /// sizes as bounds, and per member only the fields its strategy generates.
 pub fn schema(
@@ -735,11 +786,6 @@ pub fn schema(
     min_budget: u32,
     v: &gtb_core::config::Validate,
 ) -> String {
-    use gtb_core::prefs::Scalar;
-    let bounds = |s: Scalar, floor: u32| {
-        let r = v.scalar_range(s);
-        json!({"type": "integer", "minimum": floor.clamp(*r.start(), *r.end()), "maximum": r.end()})
-    };
     let modes: Vec<String> = vocab::TRANSPORT_MODES
         .iter()
         .map(|s| s.to_string())
@@ -751,35 +797,7 @@ pub fn schema(
     let mut defs = Map::new();
     defs.insert("mode".into(), str_enum(&modes));
     defs.insert("hotel".into(), str_enum(&hotels));
-    defs.insert(
-        "globals".into(),
-        object(vec![
-            ("avg_budget", bounds(Scalar::AvgBudget, min_budget)),
-            (
-                "transport",
-                object(vec![
-                    ("must", list(r("mode"), 0, 2)),
-                    ("prefer", list(r("mode"), 0, 2)),
-                    ("avoid", list(r("mode"), 0, 1)),
-                    ("reject", list(r("mode"), 0, 1)),
-                ]),
-            ),
-            (
-                "intensity",
-                object(vec![
-                    ("max_poi_per_day", bounds(Scalar::MaxPoiPerDay, 0)),
-                    ("max_active_hours", bounds(Scalar::MaxActiveHours, 0)),
-                ]),
-            ),
-            (
-                "hotel_preference",
-                object(vec![
-                    ("prefer", list(r("hotel"), 1, 3)),
-                    ("avoid", list(r("hotel"), 0, 1)),
-                ]),
-            ),
-        ]),
-    );
+    defs.insert("globals".into(), globals_schema(min_budget, v));
     let city_block = |minor: bool| {
         let props: Vec<(&str, Value)> = cities
             .iter()
