@@ -1029,6 +1029,8 @@ fn issue20_replies_failing_the_gates_are_corrected_and_counted_by_reason() {
     assert!(count(&by["line_disagrees"]) >= 1, "{by}");
     assert!(count(&by["scalar_range"]) >= 1, "{by}");
     assert!(count(&r["replies"]["corrections"]) >= 3, "{r}");
+    // a reply whose tables passed and whose lines did not is asked for its lines alone
+    assert!(server.stats.fault_count("lines_request") >= 1);
     // what was accepted passes every validator, the gates among them
     let (n, findings) = gtb_ops::validate_file(&cfg, &s.splits[0].path).unwrap();
     assert_eq!(n, 12);

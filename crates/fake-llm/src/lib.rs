@@ -814,6 +814,28 @@ fn col(v: &Value, i: usize, key: &str) -> String {
 
 /// A valid reply built from the context of the request (the first user message), with the
 /// content faults of the first turn (named in the second value).
+/// The reply to a lines-only correction turn (gtb's `prompt::lines_request`): one line per
+/// member, voicing that member's budget and first must_visit as the accepted table has them
+/// (or `ok`, which reveals nothing, when this server's lines are to be bad).
+fn lines_answer(tables: &Value, bad: bool) -> String {
+    let mut lines = serde_json::Map::new();
+    for (user, t) in tables.as_object().into_iter().flatten() {
+        let budget = t["global_constraints"]["avg_budget"].as_u64().unwrap_or(0);
+        let place = t["city_specific_preferences"]
+            .as_object()
+            .into_iter()
+            .flat_map(|cities| cities.values())
+            .find_map(|c| c["attractions"]["must_visit"].get(0).map(s))
+            .unwrap_or_default();
+        let text = match bad {
+            true => "ok".to_string(),
+            false => format!("我这边人均不能超过 {budget} 元，这是底线。{place}我非去不可！"),
+        };
+        lines.insert(user.clone(), Value::String(text));
+    }
+    json!({ "initial_messages": Value::Object(lines) }).to_string()
+}
+
 fn answer(
     req: &Value,
     f: &Faults,
@@ -831,6 +853,12 @@ fn answer(
         .and_then(|c| c.as_str())
         .and_then(|c| serde_json::from_str(c).ok())
         .unwrap_or(Value::Null);
+    if let Some(tables) = ctx.get("preferences") {
+        // not a fault: counted so that tests see the lines-only turn was taken
+        applied.push("lines_request");
+        let bad = f.always_bad_messages || (f.bad_messages_first_sight && sight == 1);
+        return (lines_answer(tables, bad), applied);
+    }
     let first_turn = msgs.len() <= 2;
     let pick = |rate: f64, salt: &str| {
         first_turn

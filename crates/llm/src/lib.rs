@@ -85,6 +85,26 @@ struct TaskUsage {
     template_lines: u64,
 }
 
+/// A reply's tables (accepted) and its lines or their problems, and the clashes resolved in
+/// the tables.
+type Checked = (
+    Vec<(String, gtb_core::task::Preference)>,
+    Result<Vec<gtb_core::task::Message>, Vec<parse::Problem>>,
+    usize,
+);
+
+/// What the next turn of an attempt asks for.
+enum Next {
+    /// the whole reply: the first turn, or a correction turn after it
+    Whole(Vec<Value>),
+    /// the opening lines alone, for tables that passed (`prompt::lines_request`)
+    Lines {
+        tables: Vec<(String, gtb_core::task::Preference)>,
+        conv: Vec<Value>,
+        schema: String,
+    },
+}
+
 /// How an attempt ended.
 enum JobOut {
     Done(Generated),
@@ -690,18 +710,31 @@ impl Inner {
             json!({"role": "system", "content": p.system}),
             json!({"role": "user", "content": p.user}),
         ];
-        let mut conv = first.clone();
+        // what the next turn asks: the whole reply, or (once its tables passed) the lines alone
+        let mut next = Next::Whole(first.clone());
         let mut last_problems: Vec<parse::Problem> = Vec::new();
         for turn in 0..=self.max_corrections {
             let label = format!("{task} attempt {attempt} turn {turn}");
+            let (conv, schema) = match &next {
+                Next::Whole(conv) => (conv.as_slice(), p.schema_json.as_str()),
+                Next::Lines { conv, schema, .. } => (conv.as_slice(), schema.as_str()),
+            };
             let ask = Ask {
-                messages: &conv,
-                schema: &p.schema_json,
+                messages: conv,
+                schema,
                 seed: Self::request_seed(seed, task, attempt, turn),
-                max_tokens: self.max_tokens_for(&conv),
+                max_tokens: self.max_tokens_for(conv),
                 label: &label,
             };
-            let (c, parsed) = match self.ask(p, &ask).await {
+            let tables = match &next {
+                Next::Lines { tables, .. } => Some(tables.clone()),
+                Next::Whole(_) => None,
+            };
+            let check = |c: &client::Completion| match &tables {
+                Some(t) => parse::parse_lines(p, t, &c.content).map(|m| (t.clone(), Ok(m), 0)),
+                None => parse::parse(p, &c.content).map(|x| (x.tables, x.messages, x.resolved)),
+            };
+            let (c, checked) = match self.ask(&ask, &check).await {
                 Ok(x) => x,
                 Err(m) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
             };
@@ -710,44 +743,25 @@ impl Inner {
                 u.prompt_tokens += c.prompt_tokens;
                 u.completion_tokens += c.completion_tokens;
             });
-            if let Ok(parsed) = &parsed
-                && parsed.messages.is_ok()
-            {
-                Stats::add(&self.stats.resolved_clashes, parsed.resolved as u64);
-            }
-            let mut problems = match parsed {
-                Ok(parsed) => match parsed.messages {
-                    Ok(messages) => {
-                        return JobOut::Done(Generated {
-                            tables: parsed.tables,
-                            messages,
-                        });
+            let last = turn == self.max_corrections;
+            match self.settle_turn(p, &first, &c, checked, last) {
+                Ok(out) => {
+                    if let JobOut::TemplateLines(_) = &out {
+                        self.reject(task, attempt, turn, &c, &last_problems, true);
                     }
-                    Err(msg_problems) if turn == self.max_corrections && self.message_fallback => {
-                        Stats::add(&self.stats.resolved_clashes, parsed.resolved as u64);
-                        self.reject(task, attempt, turn, &c, &msg_problems, true);
-                        Stats::add(&self.stats.message_fallbacks, 1);
-                        return JobOut::TemplateLines(parsed.tables);
+                    return out;
+                }
+                Err((problems, then)) => {
+                    if !(last && self.message_fallback && matches!(then, Next::Lines { .. })) {
+                        self.reject(task, attempt, turn, &c, &problems, false);
                     }
-                    Err(m) => m,
-                },
-                Err(problems) => problems,
-            };
-            if c.finish_reason == "length" {
-                problems.insert(
-                    0,
-                    parse::Problem::new(
-                        parse::Reason::Truncated,
-                        "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）",
-                    ),
-                );
+                    if !last {
+                        Stats::add(&self.stats.corrections, 1);
+                    }
+                    next = then;
+                    last_problems = problems;
+                }
             }
-            self.reject(task, attempt, turn, &c, &problems, false);
-            if turn < self.max_corrections {
-                Stats::add(&self.stats.corrections, 1);
-                conv = self.correction_turn(&first, &c, &problems);
-            }
-            last_problems = problems;
         }
         let shown: Vec<&str> = last_problems
             .iter()
@@ -759,6 +773,56 @@ impl Inner {
             self.max_corrections + 1,
             shown.join("; ")
         )))
+    }
+
+    /// What one turn's checked reply leads to: the end of the attempt (accepted, or template
+    /// lines for the accepted tables on the last turn), or its problems and the next turn (the
+    /// lines alone once the tables passed, else the whole reply again).
+    #[allow(clippy::type_complexity)]
+    fn settle_turn(
+        &self,
+        p: &prompt::TaskPrompt,
+        first: &[Value],
+        c: &client::Completion,
+        checked: Result<Checked, Vec<parse::Problem>>,
+        last: bool,
+    ) -> Result<JobOut, (Vec<parse::Problem>, Next)> {
+        match checked {
+            Ok((tables, Ok(messages), resolved)) => {
+                Stats::add(&self.stats.resolved_clashes, resolved as u64);
+                Ok(JobOut::Done(Generated { tables, messages }))
+            }
+            Ok((tables, Err(problems), resolved)) => {
+                if last && self.message_fallback {
+                    Stats::add(&self.stats.resolved_clashes, resolved as u64);
+                    Stats::add(&self.stats.message_fallbacks, 1);
+                    return Ok(JobOut::TemplateLines(tables));
+                }
+                let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
+                let (conv, schema) = prompt::lines_request(p, &tables, &texts);
+                Err((
+                    problems,
+                    Next::Lines {
+                        tables,
+                        conv,
+                        schema,
+                    },
+                ))
+            }
+            Err(mut problems) => {
+                if c.finish_reason == "length" {
+                    problems.insert(
+                        0,
+                        parse::Problem::new(
+                            parse::Reason::Truncated,
+                            "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）",
+                        ),
+                    );
+                }
+                let conv = self.correction_turn(first, c, &problems);
+                Err((problems, Next::Whole(conv)))
+            }
+        }
     }
 
     /// The conversation of a correction turn: the first turn, the previous reply (as compact
@@ -790,36 +854,30 @@ impl Inner {
         conv
     }
 
-    /// One turn's reply, parsed. With `refresh_rejected`, a cached reply the checks reject is
-    /// asked for again (once), and the new reply replaces it in the cache.
+    /// One turn's reply, checked by `check`. With `refresh_rejected`, a cached reply the checks
+    /// reject is asked for again (once), and the new reply replaces it in the cache.
     async fn ask(
         &self,
-        p: &prompt::TaskPrompt,
         ask: &Ask<'_>,
-    ) -> Result<
-        (
-            client::Completion,
-            Result<parse::Parsed, Vec<parse::Problem>>,
-        ),
-        String,
-    > {
+        check: &impl Fn(&client::Completion) -> Result<Checked, Vec<parse::Problem>>,
+    ) -> Result<(client::Completion, Result<Checked, Vec<parse::Problem>>), String> {
         let c = self
             .transport
             .chat(ask, true)
             .await
             .map_err(CallError::message)?;
-        let parsed = parse::parse(p, &c.content);
-        let rejected = parsed.as_ref().map_or(true, |x| x.messages.is_err());
+        let checked = check(&c);
+        let rejected = checked.as_ref().map_or(true, |x| x.1.is_err());
         if !(rejected && c.cached && self.refresh_rejected) {
-            return Ok((c, parsed));
+            return Ok((c, checked));
         }
         let c = self
             .transport
             .chat(ask, false)
             .await
             .map_err(CallError::message)?;
-        let parsed = parse::parse(p, &c.content);
-        Ok((c, parsed))
+        let checked = check(&c);
+        Ok((c, checked))
     }
 
     fn reject(

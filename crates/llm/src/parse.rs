@@ -745,6 +745,21 @@ fn strategy_gate(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem
         .collect()
 }
 
+/// Parse and check the reply to a lines-only correction turn: the lines of `tables`, which
+/// stay as they were accepted.
+pub fn parse_lines(
+    p: &TaskPrompt,
+    tables: &[(String, Preference)],
+    reply: &str,
+) -> Result<Vec<Message>, Vec<Problem>> {
+    let v = extract_json(reply).map_err(|e| vec![Problem::new(Reason::Json, e)])?;
+    let msgs = v
+        .get("initial_messages")
+        .or_else(|| v.get("messages"))
+        .unwrap_or(&v);
+    check_messages(p, tables, Some(msgs))
+}
+
 /// Parse and check a reply. `Err` lists the problems of the tables (or of the JSON itself).
 pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
     let v = extract_json(reply).map_err(|e| {

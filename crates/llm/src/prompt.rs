@@ -24,6 +24,7 @@ pub const STRATEGY_COPY_MODERATE: &str = include_str!("../../../prompts/strategy
 pub const STRATEGY_COPY_MINOR: &str = include_str!("../../../prompts/strategy_copy_minor.md");
 pub const OPENING_MESSAGES: &str = include_str!("../../../prompts/opening_messages.md");
 pub const CORRECTION: &str = include_str!("../../../prompts/correction.md");
+pub const LINES_ONLY: &str = include_str!("../../../prompts/lines_only.md");
 
 /// `prompts-v1+<digest of every prompt file>`: changes whenever a prompt does.
 pub fn prompts_version() -> String {
@@ -35,6 +36,7 @@ pub fn prompts_version() -> String {
         STRATEGY_COPY_MINOR,
         OPENING_MESSAGES,
         CORRECTION,
+        LINES_ONLY,
     ] {
         h.update(p.as_bytes());
         h.update(b"\0");
@@ -742,6 +744,75 @@ fn city_defs(id: CityId, c: &CityCandidates) -> String {
     text[1..text.len() - 1].to_string()
 }
 
+/// The schema of the opening lines: one string per member, in slot order, within the line
+/// check's length bounds.
+fn lines_schema(members: &[Member]) -> Value {
+    let mut by_slot: Vec<&Member> = members.iter().collect();
+    by_slot.sort_by_key(|m| {
+        m.user
+            .trim_start_matches("User")
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
+    let (lo, hi) = (
+        crate::parse::LINE_CHARS.start(),
+        crate::parse::LINE_CHARS.end(),
+    );
+    object(
+        by_slot
+            .iter()
+            .map(|m| {
+                (
+                    m.user.as_str(),
+                    json!({"type": "string", "minLength": lo, "maxLength": hi}),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// A correction turn that asks for the opening lines alone, once a reply's tables passed: the
+/// accepted tables, the roles and the problems, without the grounding the tables were chosen
+/// from (the lines speak of the tables only). Its messages and schema.
+pub fn lines_request(
+    p: &TaskPrompt,
+    tables: &[(String, gtb_core::task::Preference)],
+    problems: &[String],
+) -> (Vec<Value>, String) {
+    let roles: Map<String, Value> = p
+        .members
+        .iter()
+        .filter_map(|m| {
+            let slot = p.archetype.slot(&m.user)?;
+            Some((m.user.clone(), Value::String(slot.role.clone())))
+        })
+        .collect();
+    let prefs: Map<String, Value> = tables
+        .iter()
+        .map(|(u, t)| (u.clone(), serde_json::to_value(t).expect("a table")))
+        .collect();
+    let user = json!({
+        "cities": p.cities.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        "roles": roles,
+        "preferences": prefs,
+        "problems": problems,
+    });
+    let system = format!(
+        "{}\n\n{}",
+        LINES_ONLY.trim_end(),
+        OPENING_MESSAGES.trim_end()
+    );
+    let messages = vec![
+        json!({"role": "system", "content": system}),
+        json!({"role": "user", "content": user.to_string()}),
+    ];
+    let schema = object(vec![("initial_messages", lines_schema(&p.members))]);
+    (
+        messages,
+        serde_json::to_string(&schema).expect("serialises"),
+    )
+}
+
 /// The schema of a member's global constraints: the scalars within `[validate]`'s ranges
 /// (avg_budget from `min_budget` up), list sizes as bounds.
 fn globals_schema(min_budget: u32, v: &gtb_core::config::Validate) -> Value {
@@ -828,29 +899,9 @@ pub fn schema(
         };
         prefs.push((m.user.as_str(), v));
     }
-    let mut by_slot: Vec<&Member> = members.iter().collect();
-    by_slot.sort_by_key(|m| {
-        m.user
-            .trim_start_matches("User")
-            .parse::<u32>()
-            .unwrap_or(u32::MAX)
-    });
-    let msgs: Vec<(&str, Value)> = by_slot
-        .iter()
-        .map(|m| {
-            let (lo, hi) = (
-                crate::parse::LINE_CHARS.start(),
-                crate::parse::LINE_CHARS.end(),
-            );
-            (
-                m.user.as_str(),
-                json!({"type": "string", "minLength": lo, "maxLength": hi}),
-            )
-        })
-        .collect();
     let top = object(vec![
         ("preferences", object(prefs)),
-        ("initial_messages", object(msgs)),
+        ("initial_messages", lines_schema(members)),
     ]);
     let top = serde_json::to_string(&top).expect("serialises");
     let mut defs = serde_json::to_string(&Value::Object(defs)).expect("serialises");
