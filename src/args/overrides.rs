@@ -7,6 +7,7 @@
 /// * `opt` (an `Option<T>`): `--flag VALUE` replaces the field, a `T` or an `Option<T>`
 ///   (absent: the config's value stands);
 /// * `switch` (a `bool`): a flag without a value sets the field to true;
+/// * `unset` (a `bool`): a flag without a value sets the field to false (`--no-stream`);
 /// * `list` (a `Vec<T>`): a repeatable flag whose values are appended to the field's.
 ///
 /// The field types are written out in full because clap's derive reads them as written.
@@ -41,6 +42,11 @@ macro_rules! overrides {
     (@set switch $value:expr, $field:expr) => {
         if $value {
             $field = true;
+        }
+    };
+    (@set unset $value:expr, $field:expr) => {
+        if $value {
+            $field = false;
         }
     };
     (@set list $value:expr, $field:expr) => {

@@ -39,8 +39,19 @@ fn default_build_matches_the_golden_sha256() {
     let sha = gtb_core::digest::sha256_file(&plans).unwrap();
     assert!(
         sha == pinned("output/plans.jsonl"),
-        "the default build's plans changed: plans.jsonl has sha256 {sha}, {} pins {}; update it          deliberately (data, generation or solver change) and say why in the commit message.",
+        "the default build's plans changed: plans.jsonl has sha256 {sha}, {} pins {}; update it \
+         deliberately (data, generation or solver change) and say why in the commit message.",
         golden_file.display(),
         pinned("output/plans.jsonl"),
     );
+    // issue 20: the offline lines agree with their tables, the scalars are plausible and the
+    // strategies hold at the first try (no task of the default split is regenerated for them)
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.run.reports.join("report.json")).unwrap())
+            .unwrap();
+    for check in ["lines", "scalars", "strategies"] {
+        let row = &report["checks"][check];
+        assert_eq!(row["passes"], 650, "{check}: {row}");
+        assert_eq!(row["retries"], 0, "{check}: {row}");
+    }
 }

@@ -21,6 +21,7 @@ mod golden;
 mod infrastructure;
 mod inputs;
 mod llm;
+mod llm_e2e;
 mod newcomer;
 mod official;
 mod poi;

@@ -170,3 +170,82 @@ fn issue21_an_infeasible_must_mode_makes_the_member_compromisable() {
     );
     assert_eq!(&with(near, &["高铁", "自驾"])[..2], [false, false]);
 }
+
+#[test]
+#[cfg_attr(
+    not(has_official_examples),
+    ignore = "needs ../shared/spec/official_examples.jsonl (absent)"
+)]
+fn issue20_official_lines_agree_with_their_tables() {
+    // the release's own lines, scalars and sharing pass the checks the issue adds
+    let Some(shared) = shared() else { return };
+    let cfg = crate::common::config_in(Path::new("/nonexistent"));
+    let (n, findings) =
+        gtb_ops::validate_file(&cfg, &shared.join("spec/official_examples.jsonl")).unwrap();
+    assert_eq!(n, 3);
+    let ours: Vec<String> = findings
+        .iter()
+        .filter(|f| ["lines", "scalars", "strategies"].contains(&f.check))
+        .map(|f| f.to_string())
+        .collect();
+    assert!(ours.is_empty(), "{ours:?}");
+}
+
+#[test]
+fn issue20_validate_flags_lines_scalars_and_copied_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = 40;
+    let s = build(&cfg, 2);
+    let path = &s.splits[0].path;
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut tasks: Vec<Task> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // a group whose first two members write their own city preferences
+    let own = [
+        "2-3", "2-4", "3-3", "3-4", "4-3", "4-4", "5-1", "5-2", "6-1",
+    ];
+    let t = tasks
+        .iter_mut()
+        .find(|t| own.contains(&t.metadata.group_id.as_str()))
+        .expect("a group of friends");
+    let (u1, u2) = ("User1".to_string(), "User2".to_string());
+    let city = t.metadata.cities[0].clone();
+    // u1 says its own must_visit is one it will never visit; u2 says nothing of its table
+    let must = t.user_preferences[&u1].preference.city_specific_preferences[&city]
+        .attractions
+        .must_visit[0]
+        .clone();
+    for m in t.initial_messages.iter_mut() {
+        if m.role == u1 {
+            m.content = format!("{must}就千万别安排了，我坚决不去。");
+        } else if m.role == u2 {
+            m.content = "我正在聊天".into();
+        }
+    }
+    // an implausible budget, and u2's city preferences copied from u1
+    t.user_preferences[&u1]
+        .preference
+        .global_constraints
+        .avg_budget = 100_000;
+    let copied = t.user_preferences[&u1]
+        .preference
+        .city_specific_preferences
+        .clone();
+    t.user_preferences[&u2].preference.city_specific_preferences = copied;
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, gtb_ops::sinks::release_bytes(&tasks)).unwrap();
+    let (_, findings) = gtb_ops::validate_file(&cfg, &bad).unwrap();
+    let msgs: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
+    let has = |check: &str, user: &str, text: &str| {
+        findings
+            .iter()
+            .any(|f| f.check == check && f.user == user && f.to_string().contains(text))
+    };
+    assert!(has("lines", &u1, "unwanted"), "{msgs:?}");
+    assert!(has("lines", &u2, "voices none"), "{msgs:?}");
+    assert!(has("scalars", &u1, "100000"), "{msgs:?}");
+    assert!(has("strategies", &u2, "item for item"), "{msgs:?}");
+}

@@ -230,6 +230,25 @@ pub struct Validate {
     /// a transport option with more changes of train does not count as serving a leg
     /// (reachability and the certificate); 0 = direct services only
     pub max_transfers: u32,
+    /// plausible avg_budget per person, CNY, inclusive (the release: 550..10,500); the LLM's
+    /// JSON schema carries the same bounds
+    pub avg_budget: [u32; 2],
+    /// plausible intensity.max_poi_per_day, inclusive (the release: 2..4)
+    pub max_poi_per_day: [u32; 2],
+    /// plausible intensity.max_active_hours, inclusive (the release: 6..10)
+    pub max_active_hours: [u32; 2],
+}
+
+impl Validate {
+    /// The plausible range of a scalar of the table (`scalars` check, LLM schema and replies).
+    pub fn scalar_range(&self, s: crate::prefs::Scalar) -> std::ops::RangeInclusive<u32> {
+        let [lo, hi] = match s {
+            crate::prefs::Scalar::AvgBudget => self.avg_budget,
+            crate::prefs::Scalar::MaxPoiPerDay => self.max_poi_per_day,
+            crate::prefs::Scalar::MaxActiveHours => self.max_active_hours,
+        };
+        lo..=hi
+    }
 }
 
 impl Default for Validate {
@@ -239,6 +258,9 @@ impl Default for Validate {
             fuzzy_margin: 0.03,
             min_meal_cost: 60,
             max_transfers: 2,
+            avg_budget: [550, 10_500],
+            max_poi_per_day: [2, 4],
+            max_active_hours: [6, 10],
         }
     }
 }
@@ -289,8 +311,15 @@ pub struct Llm {
     pub requests_per_minute: u32,
     /// (estimated) tokens per minute, 0 = unlimited
     pub tokens_per_minute: u32,
-    /// seconds before a request is abandoned and retried
+    /// seconds the server may stay silent before a request is abandoned and retried (a
+    /// streamed reply that keeps coming is never cut off; a plain reply must arrive within it)
     pub timeout_secs: u64,
+    /// stream replies (server-sent events), falling back to plain replies when the server
+    /// refuses; the cache and the output are the same either way
+    pub stream: bool,
+    /// the server's context window in tokens per request; 0 = ask the server (llama.cpp
+    /// `/props`, vLLM `/v1/models`, Ollama `/api/ps` or `/api/show`). Prompts are fitted to it
+    pub context_tokens: u32,
     /// retries of one request on 5xx, timeouts and connection errors (429s: see below)
     pub max_retries: u32,
     /// seconds the run may spend paused by rate limits (HTTP 429 with or without Retry-After):
@@ -339,6 +368,8 @@ impl Default for Llm {
             requests_per_minute: 0,
             tokens_per_minute: 0,
             timeout_secs: 180,
+            stream: true,
+            context_tokens: 0,
             max_retries: 6,
             rate_limit_budget_secs: 3600,
             backoff_ms: 1000,
@@ -482,6 +513,17 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&self.validate.fuzzy_threshold) {
             bail!("validate.fuzzy_threshold must be in 0..1");
+        }
+        for s in crate::prefs::Scalar::ALL {
+            let r = self.validate.scalar_range(s);
+            if r.is_empty() {
+                let name = s.path().rsplit('.').next().unwrap_or_default();
+                bail!(
+                    "validate.{name} must be [low, high] with low <= high, got [{}, {}]",
+                    r.start(),
+                    r.end()
+                );
+            }
         }
         if let Some(st) = &self.store
             && !(0.0..=1.0).contains(&st.named_restaurants)

@@ -61,10 +61,18 @@ pub struct Faults {
     pub require_header: Option<(String, String)>,
     /// 404 unless this query parameter (`name=value`) is on the URL
     pub require_query: Option<String>,
+    /// 400 to `"stream": true` (a server without streaming)
+    pub refuse_stream: bool,
+    /// a member with tables of its own copies the first member's city preferences
+    pub rate_copied_member: f64,
+    /// the first member's line rejects the sight it must visit
+    pub rate_contradicting_line: f64,
+    /// the first member's budget is 50,000 (outside the release's range)
+    pub rate_implausible_budget: f64,
 }
 
 /// Fault kinds in the order `each_kind_first` forces them.
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 16] = [
     "429",
     "500",
     "timeout",
@@ -78,6 +86,9 @@ const KINDS: [&str; 13] = [
     "prose_braces",
     "content_parts",
     "foreign_food",
+    "copied_member",
+    "contradicting_line",
+    "implausible_budget",
 ];
 
 impl Faults {
@@ -97,6 +108,9 @@ impl Faults {
             "prose_braces" => &mut self.rate_prose_braces,
             "content_parts" => &mut self.rate_content_parts,
             "foreign_food" => &mut self.rate_foreign_food,
+            "copied_member" => &mut self.rate_copied_member,
+            "contradicting_line" => &mut self.rate_contradicting_line,
+            "implausible_budget" => &mut self.rate_implausible_budget,
             _ => return None,
         })
     }
@@ -118,6 +132,12 @@ impl Faults {
 pub struct FakeConfig {
     pub latency: Duration,
     pub faults: Faults,
+    /// the context per request, in the fake's tokens (a prompt's characters / 2): `GET /props`
+    /// says it as llama.cpp does, and a longer prompt gets llama.cpp's 400
+    /// `exceed_context_size_error`; None = no limit and no `/props`
+    pub n_ctx: Option<u64>,
+    /// the pause between the pieces of a streamed reply (a slow server still producing)
+    pub piece_delay: Duration,
 }
 
 impl Default for FakeConfig {
@@ -125,12 +145,15 @@ impl Default for FakeConfig {
         FakeConfig {
             latency: Duration::ZERO,
             faults: Faults::default(),
+            n_ctx: None,
+            piece_delay: Duration::ZERO,
         }
     }
 }
 
 #[derive(Debug, Default)]
 pub struct FakeStats {
+    /// chat-completion requests seen (retries included)
     pub requests: AtomicU64,
     pub completions: AtomicU64,
     pub faults: Mutex<HashMap<String, u64>>,
@@ -156,7 +179,17 @@ pub struct FakeStats {
     pub body_members: Mutex<HashMap<String, u64>>,
     /// names of the request headers seen (lower case), distinct
     pub header_names: Mutex<Vec<String>>,
+    /// replies sent as a stream of events
+    pub streamed: AtomicU64,
+    /// requests to other paths than chat completions (a client learning the context window)
+    pub probes: AtomicU64,
+    /// prompt and completion tokens of every completion sent (as its `usage` says)
+    pub prompt_tokens: AtomicU64,
+    pub completion_tokens: AtomicU64,
 }
+
+/// The members a client adds to a body to ask for a streamed reply (gtb's `stream::STREAM_MEMBERS`).
+const STREAM_MEMBERS: &str = ",\"stream\":true,\"stream_options\":{\"include_usage\":true}";
 
 /// Requests that reach the server this soon after a 429 may have been sent before the client
 /// read it: they do not count as early.
@@ -221,6 +254,16 @@ impl FakeStats {
                     *seen.entry(format!("{k}={v}")).or_default() += 1;
                 }
             }
+        }
+    }
+    /// Count the tokens a completion's `usage` says.
+    fn book_usage(&self, reply: &str) {
+        if let Ok(v) = serde_json::from_str::<Value>(reply) {
+            let u = |k: &str| v["usage"][k].as_u64().unwrap_or(0);
+            self.prompt_tokens
+                .fetch_add(u("prompt_tokens"), Ordering::Relaxed);
+            self.completion_tokens
+                .fetch_add(u("completion_tokens"), Ordering::Relaxed);
         }
     }
     pub fn fault_count(&self, k: &str) -> u64 {
@@ -412,7 +455,20 @@ async fn serve(
     sock.set_nodelay(true).ok();
     let mut buf = Vec::new();
     while let Some(req) = read_req(&mut sock, &mut buf).await? {
-        st.requests.fetch_add(1, Ordering::Relaxed);
+        // `requests` counts what a client asks to be completed; other paths (a client asking
+        // for /props, /v1/models ...) are `probes`
+        if req.method == "POST"
+            && req
+                .path
+                .split('?')
+                .next()
+                .unwrap_or("")
+                .ends_with("/chat/completions")
+        {
+            st.requests.fetch_add(1, Ordering::Relaxed);
+        } else {
+            st.probes.fetch_add(1, Ordering::Relaxed);
+        }
         st.arrived();
         st.record(&req);
         // Counted while the request is being worked on, not while its reply is written: the
@@ -437,6 +493,11 @@ async fn serve(
         }
         drop(working);
         let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
+        if req.method == "GET" && path == "/props" {
+            let (code, body) = props(&cfg);
+            respond(&mut sock, code, &[], body.as_bytes(), false).await?;
+            continue;
+        }
         let query_ok = f
             .require_query
             .as_ref()
@@ -507,12 +568,21 @@ async fn serve(
             respond(&mut sock, 400, &[], br#"{"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}"#, false).await?;
             continue;
         }
+        let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+        if let Some((fault, msg)) = refused(&cfg, &body, stream) {
+            st.fault(fault);
+            respond(&mut sock, 400, &[], msg.as_bytes(), false).await?;
+            continue;
+        }
         if f.reject_json_schema && rf == "json_schema" {
             st.fault("reject_json_schema");
             respond(&mut sock, 400, &[], br#"{"error": {"message": "response_format json_schema is not supported by this server"}}"#, false).await?;
             continue;
         }
-        let h = h64(&req.body);
+        // a streamed request is the same question as a plain one: the same answer and faults
+        let h = h64(String::from_utf8_lossy(&req.body)
+            .replace(STREAM_MEMBERS, "")
+            .as_bytes());
         let sight = {
             let mut seen = st.seen_bodies.lock().unwrap();
             let e = seen.entry(h).or_default();
@@ -600,34 +670,108 @@ async fn serve(
             st.fault(k);
         }
         st.completions.fetch_add(1, Ordering::Relaxed);
-        respond(
-            &mut sock,
-            200,
-            &[],
-            completion(&body, &content, h, parts).as_bytes(),
-            false,
-        )
-        .await?;
+        let reply = completion(&body, &content, h, parts);
+        st.book_usage(&reply);
+        if stream {
+            st.streamed.fetch_add(1, Ordering::Relaxed);
+            respond_stream(&mut sock, &reply, cfg.piece_delay).await?;
+        } else {
+            respond(&mut sock, 200, &[], reply.as_bytes(), false).await?;
+        }
     }
     Ok(())
 }
 
+/// `GET /props` as llama.cpp answers it: the context per request (404 without one).
+fn props(cfg: &FakeConfig) -> (u16, String) {
+    match cfg.n_ctx {
+        Some(n) => (
+            200,
+            json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1}).to_string(),
+        ),
+        None => (404, r#"{"error": {"message": "not found"}}"#.into()),
+    }
+}
+
+/// A 400 for a request the fake refuses, as real servers word it: a stream where streaming is
+/// off, a prompt longer than the context (llama.cpp's `exceed_context_size_error`).
+fn refused(cfg: &FakeConfig, body: &Value, stream: bool) -> Option<(&'static str, String)> {
+    if cfg.faults.refuse_stream && stream {
+        let msg = r#"{"error": {"message": "stream is not supported by this server", "type": "invalid_request_error"}}"#;
+        return Some(("refuse_stream", msg.into()));
+    }
+    let prompt = prompt_tokens(body);
+    let n_ctx = cfg.n_ctx.filter(|&n| prompt >= n)?;
+    let msg = json!({"error": {"code": 400, "message": format!("request ({prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"), "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": n_ctx}});
+    Some(("exceed_context", msg.to_string()))
+}
+
+/// A completion sent as server-sent events in HTTP chunks, as llama.cpp streams: a role
+/// chunk, the content in pieces of a few characters (`delay` apart), the finish chunk, the
+/// usage chunk (`choices: []`), `[DONE]`.
+async fn respond_stream(
+    sock: &mut tokio::net::TcpStream,
+    reply: &str,
+    delay: Duration,
+) -> std::io::Result<()> {
+    let v: Value = serde_json::from_str(reply).unwrap_or(Value::Null);
+    let msg = &v["choices"][0]["message"];
+    let content = match &msg["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    };
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    sock.write_all(head.as_bytes()).await?;
+    let chunk = |delta: Value, finish: Value| json!({"id": v["id"], "object": "chat.completion.chunk", "model": v["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        Value::Null,
+    )];
+    let chars: Vec<char> = content.chars().collect();
+    for piece in chars.chunks(8) {
+        let text: String = piece.iter().collect();
+        events.push(chunk(json!({"content": text}), Value::Null));
+    }
+    events.push(chunk(json!({}), v["choices"][0]["finish_reason"].clone()));
+    events.push(json!({"id": v["id"], "object": "chat.completion.chunk", "choices": [], "usage": v["usage"]}));
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 && !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        write_chunk(sock, format!("data: {e}\n\n").as_bytes()).await?;
+    }
+    write_chunk(sock, b"data: [DONE]\n\n").await?;
+    sock.write_all(b"0\r\n\r\n").await?;
+    sock.flush().await
+}
+
+async fn write_chunk(sock: &mut tokio::net::TcpStream, data: &[u8]) -> std::io::Result<()> {
+    sock.write_all(format!("{:x}\r\n", data.len()).as_bytes())
+        .await?;
+    sock.write_all(data).await?;
+    sock.write_all(b"\r\n").await?;
+    sock.flush().await
+}
+
+/// The prompt tokens of a request as the fake counts them: its messages' characters / 2 + 1.
+fn prompt_tokens(req: &Value) -> u64 {
+    let chars: usize = arr(req, "messages")
+        .iter()
+        .map(|m| {
+            m.get("content")
+                .and_then(|c| c.as_str())
+                .map(|s| s.chars().count())
+                .unwrap_or(0)
+        })
+        .sum();
+    chars as u64 / 2 + 1
+}
+
 /// The chat.completion envelope; `parts`: the content as a list of text parts.
 fn completion(req: &Value, content: &str, h: u64, parts: bool) -> String {
-    let prompt_chars: usize = req
-        .get("messages")
-        .and_then(|m| m.as_array())
-        .map(|a| {
-            a.iter()
-                .map(|m| {
-                    m.get("content")
-                        .and_then(|c| c.as_str())
-                        .map(|s| s.chars().count())
-                        .unwrap_or(0)
-                })
-                .sum()
-        })
-        .unwrap_or(0);
+    let prompt = prompt_tokens(req);
     let completion_tokens = content.chars().count() / 2 + 1;
     let content = if parts {
         let cut = content
@@ -644,7 +788,7 @@ fn completion(req: &Value, content: &str, h: u64, parts: bool) -> String {
         "created": 1_700_000_000u64,
         "model": req.get("model").cloned().unwrap_or(Value::Null),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_chars / 2 + 1, "completion_tokens": completion_tokens, "total_tokens": prompt_chars / 2 + 1 + completion_tokens},
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens as u64},
     })
     .to_string()
 }
@@ -660,8 +804,38 @@ fn s(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
+/// A candidate's field: column `i` of a row (`["name", …]`), or member `key` of an object.
+fn col(v: &Value, i: usize, key: &str) -> String {
+    match v {
+        Value::Array(r) => r.get(i).map(s).unwrap_or_default(),
+        _ => s(&v[key]),
+    }
+}
+
 /// A valid reply built from the context of the request (the first user message), with the
 /// content faults of the first turn (named in the second value).
+/// The reply to a lines-only correction turn (gtb's `prompt::lines_request`): one line per
+/// member, voicing that member's budget and first must_visit as the accepted table has them
+/// (or `ok`, which reveals nothing, when this server's lines are to be bad).
+fn lines_answer(tables: &Value, bad: bool) -> String {
+    let mut lines = serde_json::Map::new();
+    for (user, t) in tables.as_object().into_iter().flatten() {
+        let budget = t["global_constraints"]["avg_budget"].as_u64().unwrap_or(0);
+        let place = t["city_specific_preferences"]
+            .as_object()
+            .into_iter()
+            .flat_map(|cities| cities.values())
+            .find_map(|c| c["attractions"]["must_visit"].get(0).map(s))
+            .unwrap_or_default();
+        let text = match bad {
+            true => "ok".to_string(),
+            false => format!("我这边人均不能超过 {budget} 元，这是底线。{place}我非去不可！"),
+        };
+        lines.insert(user.clone(), Value::String(text));
+    }
+    json!({ "initial_messages": Value::Object(lines) }).to_string()
+}
+
 fn answer(
     req: &Value,
     f: &Faults,
@@ -679,6 +853,12 @@ fn answer(
         .and_then(|c| c.as_str())
         .and_then(|c| serde_json::from_str(c).ok())
         .unwrap_or(Value::Null);
+    if let Some(tables) = ctx.get("preferences") {
+        // not a fault: counted so that tests see the lines-only turn was taken
+        applied.push("lines_request");
+        let bad = f.always_bad_messages || (f.bad_messages_first_sight && sight == 1);
+        return (lines_answer(tables, bad), applied);
+    }
     let first_turn = msgs.len() <= 2;
     let pick = |rate: f64, salt: &str| {
         first_turn
@@ -731,13 +911,13 @@ fn answer(
             let cats = arr(cc, "attraction_categories");
             let a = |k: usize| {
                 atts.get(k % atts.len().max(1))
-                    .map(|x| s(&x["name"]))
+                    .map(|x| col(x, 0, "name"))
                     .unwrap_or_default()
             };
             let fv = |k: usize| {
                 foods
                     .get(k % foods.len().max(1))
-                    .map(|x| s(&x["value"]))
+                    .map(|x| col(x, 0, "value"))
                     .unwrap_or_default()
             };
             let base = n(&format!("a{mi}{ci}"), atts.len().max(1));
@@ -799,7 +979,7 @@ fn answer(
             let hotels = arr(&cand[&cities[0]], "hotels");
             let hp: Vec<String> = hotels
                 .get(n(&format!("h{mi}"), hotels.len().max(1)))
-                .map(|x| vec![s(&x["category"])])
+                .map(|x| vec![col(x, 0, "category")])
                 .unwrap_or_else(|| vec!["舒适型".into()]);
             let ha: Vec<String> = if hp[0] == "豪华型" {
                 vec!["经济型".into()]
@@ -818,13 +998,29 @@ fn answer(
         }
         prefs.insert(user, entry);
     }
+    let first = arr(&ctx, "members")
+        .first()
+        .map(|m| s(&m["user"]))
+        .unwrap_or_default();
+    let gates = (
+        pick(f.rate_copied_member, "copied_member"),
+        pick(f.rate_implausible_budget, "implausible_budget"),
+    );
+    applied.extend(table_faults(&ctx, gates, &mut prefs, &mut budgets));
     let mut users: Vec<String> = prefs.keys().cloned().collect();
     users.sort_by_key(|u| u.trim_start_matches("User").parse::<u32>().unwrap_or(99));
+    let contradict = pick(f.rate_contradicting_line, "contradicting_line");
+    if contradict {
+        applied.push("contradicting_line");
+    }
     let mut lines = serde_json::Map::new();
     for u in &users {
         let b = budgets.get(u).copied().unwrap_or(min_budget);
         let place = musts.get(u).cloned().unwrap_or_default();
         let mut text = format!("我这边人均不能超过 {b} 元，这是底线。{place}我非去不可！");
+        if contradict && *u == first {
+            text = format!("{place}就千万别安排了，我坚决不去。");
+        }
         if f.always_bad_messages || (f.bad_messages_first_sight && sight == 1) {
             text = "ok".into();
         }
@@ -873,6 +1069,34 @@ fn answer(
     (out, applied)
 }
 
+/// The table faults of the gates a reply can fail (copied member, implausible budget), applied
+/// to the first member's tables; the names of those applied.
+fn table_faults(
+    ctx: &Value,
+    (copied, budget): (bool, bool),
+    prefs: &mut serde_json::Map<String, Value>,
+    budgets: &mut HashMap<String, u64>,
+) -> Vec<&'static str> {
+    let mut applied = Vec::new();
+    let members = arr(ctx, "members");
+    let first = members.first().map(|m| s(&m["user"])).unwrap_or_default();
+    let own = members
+        .iter()
+        .skip(1)
+        .find(|m| matches!(s(&m["strategy"]).as_str(), "independent" | "copy_moderate"));
+    if let Some(m) = own.filter(|_| copied) {
+        applied.push("copied_member");
+        let city = prefs[&first]["city_specific_preferences"].clone();
+        prefs[&s(&m["user"])]["city_specific_preferences"] = city;
+    }
+    if budget {
+        applied.push("implausible_budget");
+        prefs[&first]["global_constraints"]["avg_budget"] = json!(50_000);
+        budgets.insert(first, 50_000);
+    }
+    applied
+}
+
 /// A food value the city does not accept: a speciality of the release's vocabulary that is
 /// neither among the city's candidates nor a category found everywhere.
 fn foreign_value(ctx: &Value, foods: &[&Value]) -> String {
@@ -880,6 +1104,6 @@ fn foreign_value(ctx: &Value, foods: &[&Value]) -> String {
     ["重庆火锅", "肠粉", "小龙虾", "过桥米线", "大盘鸡", "沙茶面"]
         .iter()
         .map(|v| v.to_string())
-        .find(|v| !anywhere.contains(v) && !foods.iter().any(|x| s(&x["value"]) == *v))
+        .find(|v| !anywhere.contains(v) && !foods.iter().any(|x| col(x, 0, "value") == *v))
         .unwrap_or_else(|| "重庆火锅".into())
 }

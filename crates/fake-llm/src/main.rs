@@ -59,6 +59,16 @@ struct Args {
     /// Stop after this many seconds (0 = run until killed)
     #[arg(long, default_value_t = 0)]
     exit_after: u64,
+    /// Context per request in the fake's tokens (prompt characters / 2), said by GET /props as
+    /// llama.cpp does; a longer prompt gets llama.cpp's 400 exceed_context_size_error
+    #[arg(long)]
+    n_ctx: Option<u64>,
+    /// Pause between the pieces of a streamed reply, ms (a slow server)
+    #[arg(long, default_value_t = 0)]
+    piece_delay_ms: u64,
+    /// Answer 400 to "stream": true (a server without streaming)
+    #[arg(long)]
+    refuse_stream: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -77,6 +87,7 @@ fn main() -> anyhow::Result<()> {
             .and_then(|h| h.split_once(':'))
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string())),
         require_query: a.require_query,
+        refuse_stream: a.refuse_stream,
         ..Default::default()
     };
     for spec in &a.faults {
@@ -91,6 +102,8 @@ fn main() -> anyhow::Result<()> {
         FakeConfig {
             latency: Duration::from_millis(a.latency_ms),
             faults: f,
+            n_ctx: a.n_ctx,
+            piece_delay: Duration::from_millis(a.piece_delay_ms),
         },
         a.port,
     )?;

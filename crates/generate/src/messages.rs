@@ -64,15 +64,7 @@ enum FoodWord {
 }
 
 fn food_word(v: &str) -> FoodWord {
-    // 奶茶/茶饮 -> 奶茶, 西餐厅(综合风味) -> 西餐厅
-    let spoken = v
-        .split('/')
-        .next()
-        .unwrap_or(v)
-        .split('(')
-        .next()
-        .unwrap_or(v)
-        .to_string();
+    let spoken = gtb_resources::vocab::spoken_food(v).to_string();
     const DRINKS: [&str; 2] = ["咖啡", "奶茶"];
     const PLACES: [&str; 12] = [
         "馆",

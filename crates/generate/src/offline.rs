@@ -1070,7 +1070,18 @@ fn inject_conflicts(
             ] {
                 l.retain(|x| *x != item);
             }
-            cj.food.reject_eat = vec![item];
+            cj.food.reject_eat = vec![item.clone()];
+            // prefer_eat and avoid_eat are shared with j's copy_minor partners: they lose the
+            // item too, or the partners would no longer share them
+            for k in copy_minor_unit(ctx, tables, j) {
+                let ck = tables[k]
+                    .1
+                    .city_specific_preferences
+                    .get_mut(city)
+                    .expect("city");
+                ck.food.prefer_eat.retain(|x| *x != item);
+                ck.food.avoid_eat.retain(|x| *x != item);
+            }
         }
     }
     if want_transport {
@@ -1181,6 +1192,24 @@ fn fit_budgets(ctx: &TaskContext, tables: &mut [(String, Preference)], rng: &mut
             }
         }
     }
+}
+
+/// The other members that share weak city fields with member `j` (linked to it by copy_minor,
+/// either way, through any chain of such links).
+fn copy_minor_unit(ctx: &TaskContext, tables: &[(String, Preference)], j: usize) -> Vec<usize> {
+    let mut unit = vec![j];
+    let mut k = 0;
+    while k < unit.len() {
+        let u = &tables[unit[k]].0;
+        for (i, (v, _)) in tables.iter().enumerate() {
+            if !unit.contains(&i) && ctx.archetype.minor_linked(u, v) {
+                unit.push(i);
+            }
+        }
+        k += 1;
+    }
+    unit.remove(0);
+    unit
 }
 
 fn scrub_transport(tables: &mut [(String, Preference)]) {

@@ -104,6 +104,17 @@ pub struct Stats {
     pub message_fallbacks: AtomicU64,
     /// tasks finished in the current batch (progress)
     pub batch_done: AtomicU64,
+    /// reply pieces received (streamed: about one token each; not streamed: the reply's
+    /// completion tokens when it arrives): the progress line's tokens per second
+    pub received_pieces: AtomicU64,
+    /// requests the server refused for their length (a 400 about the context window)
+    pub context_overflows: AtomicU64,
+    /// correction turns sent without the previous reply, which would not have fit the window
+    pub compacted_corrections: AtomicU64,
+    /// prompts fitted to the window with fewer attraction candidates
+    pub fitted_prompts: AtomicU64,
+    /// items of accepted replies named in two tiers, resolved as the validator's fix does
+    pub resolved_clashes: AtomicU64,
 }
 
 impl Stats {
@@ -296,6 +307,8 @@ pub struct Completion {
     pub cached: bool,
     /// prompt tokens the server reports (0 when it does not)
     pub prompt_tokens: u64,
+    /// completion tokens the server reports (0 when it does not)
+    pub completion_tokens: u64,
 }
 
 pub struct Settings {
@@ -314,6 +327,8 @@ pub struct Settings {
     pub temperature: f64,
     pub max_tokens: u32,
     pub token_param: TokenParam,
+    /// ask for streamed replies (falling back to plain ones when the server refuses)
+    pub stream: bool,
     /// switch to `max_completion_tokens` when the server rejects `max_tokens`
     pub negotiate_token_param: bool,
     pub send_seed: bool,
@@ -350,14 +365,21 @@ pub struct Transport {
     tpm: Option<Bucket>,
     format: AtomicU8,
     token_param: AtomicU8,
+    /// replies are streamed (until the server refuses)
+    streaming: std::sync::atomic::AtomicBool,
     pause: Mutex<Pause>,
     /// what identifies the endpoint in cache keys: the URL, plus a digest of the extra headers
     key_scope: String,
     truncation_warned: std::sync::atomic::AtomicBool,
+    /// the latest transient failures (for the report: why requests were retried)
+    transient: Mutex<VecDeque<String>>,
     fatal: Mutex<Option<String>>,
     window: Mutex<VecDeque<bool>>,
     pub stats: std::sync::Arc<Stats>,
 }
+
+/// Transient failures kept for the report.
+const TRANSIENT_KEPT: usize = 20;
 
 /// Outcomes looked at by the error-rate stop.
 const WINDOW: usize = 40;
@@ -369,10 +391,15 @@ impl Transport {
         cache_dir: &std::path::Path,
         stats: std::sync::Arc<Stats>,
     ) -> anyhow::Result<Transport> {
+        // no whole-request timeout: a streamed reply may take long and is cut off only when the
+        // server falls silent (`send` times each wait instead)
         let client = reqwest::Client::builder()
-            .timeout(s.timeout)
             .connect_timeout(Duration::from_secs(10).min(s.timeout))
-            .pool_max_idle_per_host(s.concurrency.max(1))
+            // a fresh connection per request: llama.cpp's server closes a connection after a
+            // streamed reply without saying so, and a request sent on it failed before the
+            // server saw it (a retry the server never counted); a connection costs little
+            // beside a completion
+            .pool_max_idle_per_host(0)
             .user_agent(concat!("gtb/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let secrets = s
@@ -388,9 +415,11 @@ impl Transport {
             tpm: Bucket::new(s.tpm),
             format: AtomicU8::new(s.format as u8),
             token_param: AtomicU8::new(s.token_param as u8),
+            streaming: std::sync::atomic::AtomicBool::new(s.stream),
             pause: Mutex::new(Pause::default()),
             key_scope: key_scope(&s.endpoint, &s.headers),
             truncation_warned: Default::default(),
+            transient: Mutex::new(VecDeque::new()),
             fatal: Mutex::new(None),
             window: Mutex::new(VecDeque::new()),
             cache: Cache::new(cache_dir),
@@ -458,7 +487,14 @@ impl Transport {
 
     /// The exact request body for a conversation (`messages` already serialised) in a variant.
     /// Built as text once per request: it is what is hashed, sent and stored.
-    pub fn body(&self, messages: &str, schema: &str, seed: u64, v: Variant) -> String {
+    pub fn body(
+        &self,
+        messages: &str,
+        schema: &str,
+        seed: u64,
+        max_tokens: u32,
+        v: Variant,
+    ) -> String {
         let mut b = String::with_capacity(messages.len() + schema.len() + 256);
         b.push_str("{\"model\":");
         b.push_str(&serde_json::to_string(&self.s.model).expect("string"));
@@ -468,7 +504,7 @@ impl Transport {
             ",\"temperature\":{},\"{}\":{}",
             serde_json::to_string(&self.s.temperature).expect("number"),
             v.tokens.name(),
-            self.s.max_tokens
+            max_tokens
         ));
         if self.s.send_seed {
             b.push_str(&format!(",\"seed\":{seed}"));
@@ -531,12 +567,16 @@ impl Transport {
                 );
             }
         }
+        if !cached && !self.streaming() {
+            Stats::add(&self.stats.received_pieces, tok("completion_tokens"));
+        }
         Some(Completion {
             content,
             finish_reason,
             cache_key: key.to_string(),
             cached,
             prompt_tokens: tok("prompt_tokens"),
+            completion_tokens: tok("completion_tokens"),
         })
     }
 
@@ -570,17 +610,17 @@ impl Transport {
 
     /// One chat completion: from the cache (unless `use_cache` is false: the answer is asked
     /// for again and replaces the cached one), else from the server (with retries).
-    pub async fn chat(
-        &self,
-        messages: &[Value],
-        schema: &str,
-        seed: u64,
-        label: &str,
-        use_cache: bool,
-    ) -> Result<Completion, CallError> {
-        let messages = serde_json::to_string(messages).expect("messages serialise");
+    pub async fn chat(&self, ask: &Ask<'_>, use_cache: bool) -> Result<Completion, CallError> {
+        let Ask {
+            schema,
+            seed,
+            max_tokens,
+            label,
+            ..
+        } = *ask;
+        let messages = serde_json::to_string(ask.messages).expect("messages serialise");
         for v in self.lookup_variants().into_iter().filter(|_| use_cache) {
-            let body = self.body(&messages, schema, seed, v);
+            let body = self.body(&messages, schema, seed, max_tokens, v);
             let key = self.key(&body);
             if let Some(e) = self.cache.get(&key)
                 && let Some(c) = self.completion(&e.response, &key, true, body.len())
@@ -590,7 +630,7 @@ impl Transport {
             }
         }
         if self.s.offline_replay {
-            let body = self.body(&messages, schema, seed, self.variant());
+            let body = self.body(&messages, schema, seed, max_tokens, self.variant());
             let msg = format!(
                 "--offline-replay: no cached response for {label} (cache entry {}); run without --offline-replay to fetch it",
                 self.cache.path(&self.key(&body)).display()
@@ -598,7 +638,7 @@ impl Transport {
             self.set_fatal(msg.clone());
             return Err(CallError::Fatal(msg));
         }
-        let r = self.fetch(&messages, schema, seed, label).await;
+        let r = self.fetch(&messages, ask).await;
         // successes are booked per task attempt (a model that answers garbage must count as failing)
         if let Err(CallError::Failed(m)) = &r {
             Stats::add(&self.stats.failed, 1);
@@ -660,6 +700,13 @@ impl Transport {
 
     /// After a transient failure: back off and count the retry, or give up on the request.
     async fn retry_or_fail(&self, retry: u32, label: &str, last: &str) -> Result<u32, CallError> {
+        {
+            let mut t = self.transient.lock().expect("transient");
+            if t.len() == TRANSIENT_KEPT {
+                t.pop_front();
+            }
+            t.push_back(format!("{label}: {last}"));
+        }
         if retry >= self.s.max_retries {
             return Err(CallError::Failed(format!(
                 "{label}: gave up after {} tries: {last}",
@@ -675,7 +722,7 @@ impl Transport {
     /// then no rate-limit pause (checked again once the slot is held: a request queued for a
     /// slot must not slip through a pause that began while it waited). `Ok(Err(why))` is a
     /// transport failure (timeout, connection) worth a retry.
-    async fn send(&self, body: &str) -> Result<Result<Reply, String>, CallError> {
+    async fn send(&self, body: &str, streaming: bool) -> Result<Result<Reply, String>, CallError> {
         self.wait_pause().await;
         if let Some(b) = &self.rpm {
             b.take(1.0).await;
@@ -691,43 +738,221 @@ impl Transport {
         }
         Stats::add(&self.stats.sent, 1);
         Stats::add(&self.stats.in_flight, 1);
+        let wire = if streaming {
+            super::stream::streaming_body(body)
+        } else {
+            body.to_string()
+        };
         let mut req = self
             .client
             .post(&self.s.endpoint)
             .header("content-type", "application/json")
-            .body(body.to_string());
-        for (k, v) in &self.s.headers {
-            req = req.header(k.as_str(), v.as_str());
+            .body(wire);
+        for (k, v) in self.auth_headers() {
+            req = req.header(k, v);
         }
-        if let Some(k) = &self.s.key {
-            req = match &self.s.key_header {
-                Some(h) => req.header(h.as_str(), k.as_str()),
-                None => req.bearer_auth(k),
-            };
-        }
-        let res = async {
-            let resp = req.send().await?;
-            let status = resp.status().as_u16();
-            let headers = resp.headers().clone();
-            let text = resp.text().await?;
-            Ok::<_, reqwest::Error>(Reply {
-                status,
-                headers,
-                text,
-            })
-        }
-        .await;
+        let res = self.exchange(req, streaming).await;
         self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
         self.aimd.release();
-        Ok(res.map_err(|e| {
-            if e.is_timeout() {
-                Stats::add(&self.stats.timeouts, 1);
-                format!("timed out after {:?}", self.s.timeout)
+        Ok(res)
+    }
+
+    /// One HTTP exchange. A plain reply must arrive within the timeout; a streamed one may take
+    /// as long as the server keeps sending: it is cut off only when nothing comes for the
+    /// timeout (a slow server still producing tokens is never asked again). A streamed `200`
+    /// is assembled into the `chat.completion` body a plain request gets.
+    async fn exchange(
+        &self,
+        req: reqwest::RequestBuilder,
+        streaming: bool,
+    ) -> Result<Reply, String> {
+        let t = self.s.timeout;
+        let silent = |pieces: u64| {
+            Stats::add(&self.stats.timeouts, 1);
+            if streaming {
+                format!("the server sent nothing for {t:?} ({pieces} reply pieces before)")
             } else {
-                Stats::add(&self.stats.connection_errors, 1);
-                format!("connection error: {}", self.redact.clean(&error_chain(&e)))
+                format!("timed out after {t:?}")
             }
-        }))
+        };
+        let failed = |e: reqwest::Error| {
+            Stats::add(&self.stats.connection_errors, 1);
+            format!("connection error: {}", self.redact.clean(&error_chain(&e)))
+        };
+        if !streaming {
+            let whole = async {
+                let resp = req.send().await?;
+                let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+                let text = resp.text().await?;
+                Ok::<_, reqwest::Error>(Reply {
+                    status,
+                    headers,
+                    text,
+                })
+            };
+            return match tokio::time::timeout(t, whole).await {
+                Err(_) => Err(silent(0)),
+                Ok(r) => r.map_err(failed),
+            };
+        }
+        let mut resp = match tokio::time::timeout(t, req.send()).await {
+            Err(_) => return Err(silent(0)),
+            Ok(r) => r.map_err(failed)?,
+        };
+        let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+        let sse = resp.status().is_success()
+            && headers
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/event-stream"));
+        let (mut events, mut raw) = (super::stream::Assembly::default(), Vec::new());
+        loop {
+            match tokio::time::timeout(t, resp.chunk()).await {
+                Err(_) => return Err(silent(events.pieces)),
+                Ok(Err(e)) => return Err(failed(e)),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(bytes))) if sse => {
+                    Stats::add(&self.stats.received_pieces, events.feed(&bytes));
+                }
+                Ok(Ok(Some(bytes))) => raw.extend_from_slice(&bytes),
+            }
+        }
+        let text = if sse {
+            events.finish().inspect_err(|_| {
+                Stats::add(&self.stats.malformed_bodies, 1);
+            })?
+        } else {
+            String::from_utf8_lossy(&raw).into_owned()
+        };
+        Ok(Reply {
+            status,
+            headers,
+            text,
+        })
+    }
+
+    /// The headers every request carries: the extra ones and the key (`Authorization: Bearer`
+    /// or the configured key header).
+    fn auth_headers(&self) -> Vec<(String, String)> {
+        let mut h = self.s.headers.clone();
+        if let Some(k) = &self.s.key {
+            match &self.s.key_header {
+                Some(name) => h.push((name.clone(), k.clone())),
+                None => h.push(("authorization".into(), format!("Bearer {k}"))),
+            }
+        }
+        h
+    }
+
+    /// The server's context window: `--context-tokens`, else what the server says (recorded in
+    /// the cache folder), else, in an offline replay, the one recorded. None when unknown.
+    pub async fn window(&self, configured: u32) -> Option<super::window::Window> {
+        use super::window::{Probe, Window, record, record_path, recorded};
+        if configured > 0 {
+            return Some(Window {
+                tokens: configured,
+                source: "--context-tokens / llm.context_tokens".into(),
+            });
+        }
+        let path = record_path(&self.cache.root, &self.key_scope, &self.s.model);
+        if self.s.offline_replay {
+            return recorded(&path);
+        }
+        let auth = self.auth_headers();
+        let probe = Probe {
+            client: &self.client,
+            endpoint: &self.s.endpoint,
+            model: &self.s.model,
+            auth: &auth,
+        };
+        let w = probe.learn().await;
+        match &w {
+            Some(w) => {
+                eprintln!(
+                    "llm: the server's context window is {} tokens per request ({}); prompts are fitted to it",
+                    w.tokens, w.source
+                );
+                if let Err(e) = record(&path, w) {
+                    eprintln!(
+                        "llm: warning: cannot record the window in {}: {e}",
+                        path.display()
+                    );
+                }
+            }
+            None => eprintln!(
+                "llm: the server does not say its context window; prompts are sent unfitted (--context-tokens N fits them)"
+            ),
+        }
+        w
+    }
+
+    /// The latest transient failures (oldest first), already redacted.
+    pub fn transient_errors(&self) -> Vec<String> {
+        self.transient
+            .lock()
+            .expect("transient")
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Whether replies are streamed now.
+    pub fn streaming(&self) -> bool {
+        self.streaming.load(Ordering::Relaxed)
+    }
+
+    /// A 400/422 to a streamed request that refuses streaming: plain replies from now on (with
+    /// the whole-request timeout; requests refused while the first refusal was read switch too).
+    /// False when the complaint is about something else.
+    fn refuse_stream(&self, text: &str) -> bool {
+        let lower = text.to_lowercase();
+        // the word, not "upstream"
+        let said = lower.match_indices("stream").any(|(i, _)| {
+            !lower[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+        });
+        if !said {
+            return false;
+        }
+        Stats::add(&self.stats.http_other, 1);
+        if self.streaming.swap(false, Ordering::Relaxed) {
+            eprintln!(
+                "llm: the server refused a streamed reply; asking for plain replies from now on (each must arrive within --request-timeout {} s)",
+                self.s.timeout.as_secs()
+            );
+        }
+        true
+    }
+
+    /// A 400 about the prompt's length, in the words of llama.cpp (`exceed_context_size_error`,
+    /// `n_prompt_tokens`, `n_ctx`), vLLM and OpenAI ("maximum context length is N tokens ...
+    /// resulted in M tokens"): a message naming both numbers and the fix. None for other 400s.
+    fn context_error(&self, text: &str, label: &str) -> Option<String> {
+        let lower = text.to_lowercase();
+        if !(lower.contains("exceed_context_size")
+            || lower.contains("context length")
+            || lower.contains("context size")
+            || lower.contains("context window"))
+        {
+            return None;
+        }
+        Stats::add(&self.stats.context_overflows, 1);
+        let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let e = &v["error"];
+        let numbers = match (e["n_prompt_tokens"].as_u64(), e["n_ctx"].as_u64()) {
+            (Some(p), Some(c)) => format!(
+                "the request has {p} prompt tokens, the server's context is {c} per request"
+            ),
+            _ => format!(
+                "the server said: {}",
+                text.chars().take(300).collect::<String>()
+            ),
+        };
+        Some(format!(
+            "{label}: the server refused the request for its length ({numbers}). gtb did not know the window: pass --context-tokens N (llama.cpp: -c divided by -np; vLLM: --max-model-len; Ollama: OLLAMA_CONTEXT_LENGTH) so that prompts are fitted to it, or start the server with a larger context, or lower --max-tokens / llm.max_attractions"
+        ))
     }
 
     /// Keep a completion in the cache before anything else looks at it: a crash loses nothing
@@ -887,13 +1112,14 @@ impl Transport {
         true
     }
 
-    async fn fetch(
-        &self,
-        messages: &str,
-        schema: &str,
-        seed: u64,
-        label: &str,
-    ) -> Result<Completion, CallError> {
+    async fn fetch(&self, messages: &str, ask: &Ask<'_>) -> Result<Completion, CallError> {
+        let Ask {
+            schema,
+            seed,
+            max_tokens,
+            label,
+            ..
+        } = *ask;
         // transient failures are retried max_retries times; 429s for as long as the
         // rate-limit budget lasts (giving up would regenerate the task: another dataset)
         let (mut retry, mut limited) = (0u32, 0u32);
@@ -902,9 +1128,10 @@ impl Transport {
                 return Err(CallError::Fatal(f));
             }
             let v = self.variant();
-            let body = self.body(messages, schema, seed, v);
+            let body = self.body(messages, schema, seed, max_tokens, v);
             let key = self.key(&body);
-            let r = match self.send(&body).await? {
+            let streaming = self.streaming();
+            let r = match self.send(&body, streaming).await? {
                 Ok(r) => r,
                 Err(last) => {
                     retry = self.retry_or_fail(retry, label, &last).await?;
@@ -913,6 +1140,10 @@ impl Transport {
             };
             let text = self.redact.clean(&r.text);
             let snippet: String = text.chars().take(300).collect();
+            let too_long = [400, 413]
+                .contains(&r.status)
+                .then(|| self.context_error(&text, label))
+                .flatten();
             let last = match r.status {
                 200..=299 => match self.completion(&text, &key, false, body.len()) {
                     Some(c) => {
@@ -934,6 +1165,10 @@ impl Transport {
                     continue; // the pause is the wait
                 }
                 401..=404 => return Err(self.fatal_status(r.status, &snippet)),
+                400 | 413 if too_long.is_some() => {
+                    return Err(CallError::Failed(too_long.unwrap_or_default()));
+                }
+                400 | 422 if streaming && self.refuse_stream(&text) => continue,
                 400 | 422 if self.switch_variant(v, &text) => continue,
                 400 | 413 | 422 => {
                     Stats::add(&self.stats.http_other, 1);
@@ -958,6 +1193,19 @@ impl Transport {
             retry = self.retry_or_fail(retry, label, &last).await?;
         }
     }
+}
+
+/// One request of a conversation: what `Transport::chat` sends.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    pub messages: &'a [Value],
+    /// the reply's JSON schema (json_schema format)
+    pub schema: &'a str,
+    pub seed: u64,
+    /// the completion budget of this request (fitted to the window)
+    pub max_tokens: u32,
+    /// what the request is, for messages and the cache entry
+    pub label: &'a str,
 }
 
 /// A request variant: the response format and the token-budget field.

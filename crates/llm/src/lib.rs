@@ -23,13 +23,16 @@ pub mod cache;
 pub mod client;
 pub mod parse;
 pub mod prompt;
+pub mod stream;
+pub mod window;
 
 use anyhow::{Result, bail};
-use client::{CallError, Format, Stats, Transport};
+use client::{Ask, CallError, Format, Stats, Transport};
 use gtb_core::config::Config;
 use gtb_core::redact::public_url;
 use gtb_generate::{GenError, Generated, PreferenceGenerator, Request, TaskContext, messages};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -43,7 +46,7 @@ pub struct LlmGenerator {
     rt: tokio::runtime::Runtime,
     version: String,
     max_attractions: usize,
-    min_meal_cost: u32,
+    validate: gtb_core::config::Validate,
     conflicts: gtb_core::config::Conflicts,
     busy: Mutex<Duration>,
     memo: prompt::Memo,
@@ -59,6 +62,47 @@ struct Inner {
     message_fallback: bool,
     refresh_rejected: bool,
     rejections: Mutex<Vec<Value>>,
+    /// rejected replies per reason (a reply counts once under each of its reasons)
+    by_reason: Mutex<BTreeMap<&'static str, u64>>,
+    /// requests, turns and tokens per task (cached answers included)
+    tasks: Mutex<BTreeMap<String, TaskUsage>>,
+    /// the server's context window (learnt before the first batch; None inside when unknown):
+    /// prompts and corrections are fitted to it
+    window: std::sync::OnceLock<Option<window::Window>>,
+    /// the configured completion budget per request
+    max_tokens: u32,
+}
+
+/// What one task cost, over its attempts and turns.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+struct TaskUsage {
+    attempts: u64,
+    /// replies received (fresh or from the cache): every turn of every attempt
+    turns: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    rejected: u64,
+    template_lines: u64,
+}
+
+/// A reply's tables (accepted) and its lines or their problems, and the clashes resolved in
+/// the tables.
+type Checked = (
+    Vec<(String, gtb_core::task::Preference)>,
+    Result<Vec<gtb_core::task::Message>, Vec<parse::Problem>>,
+    usize,
+);
+
+/// What the next turn of an attempt asks for.
+enum Next {
+    /// the whole reply: the first turn, or a correction turn after it
+    Whole(Vec<Value>),
+    /// the opening lines alone, for tables that passed (`prompt::lines_request`)
+    Lines {
+        tables: Vec<(String, gtb_core::task::Preference)>,
+        conv: Vec<Value>,
+        schema: String,
+    },
 }
 
 /// How an attempt ended.
@@ -141,7 +185,7 @@ fn headers(specs: &[String], key_header: &str) -> Result<Vec<(String, String)>> 
 }
 
 /// Body members gtb writes itself: --extra-body may not override them.
-const OWN_BODY_KEYS: [&str; 8] = [
+const OWN_BODY_KEYS: [&str; 9] = [
     "model",
     "messages",
     "temperature",
@@ -150,6 +194,7 @@ const OWN_BODY_KEYS: [&str; 8] = [
     "seed",
     "response_format",
     "stream",
+    "stream_options",
 ];
 
 /// `--extra-body` as body members (`,"k":v,…`, in the given order).
@@ -168,7 +213,7 @@ fn extra_body(text: &str) -> Result<String> {
     for (k, v) in &m {
         if OWN_BODY_KEYS.contains(&k.as_str()) {
             bail!(
-                "--extra-body: {k:?} is set by gtb (use --model, --temperature, --max-tokens, --max-tokens-param, --response-format); streaming is not supported"
+                "--extra-body: {k:?} is set by gtb (use --model, --temperature, --max-tokens, --max-tokens-param, --response-format, --no-stream)"
             );
         }
         out.push(',');
@@ -177,6 +222,94 @@ fn extra_body(text: &str) -> Result<String> {
         out.push_str(&serde_json::to_string(v).expect("JSON"));
     }
     Ok(out)
+}
+
+/// The transport's settings from `[llm]`, every knob checked (the error names it); the key is
+/// read from the environment here and nowhere else.
+fn transport_settings(l: &gtb_core::config::Llm) -> Result<client::Settings> {
+    if l.model.trim().is_empty() {
+        bail!(
+            "the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL"
+        );
+    }
+    let format = match l.response_format.as_str() {
+        "auto" | "json_schema" => Format::JsonSchema,
+        "json_object" => Format::JsonObject,
+        "text" => Format::Text,
+        other => bail!(
+            "llm.response_format must be auto, json_schema, json_object or text, got {other:?}"
+        ),
+    };
+    if !(0.0..=2.0).contains(&l.temperature) {
+        bail!("llm.temperature must be in 0..2, got {}", l.temperature);
+    }
+    if l.concurrency == 0 || l.max_tokens == 0 || l.timeout_secs == 0 {
+        bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
+    }
+    if !(0.0..=1.0).contains(&l.max_error_rate) {
+        bail!(
+            "llm.max_error_rate must be a share in 0..1, got {}",
+            l.max_error_rate
+        );
+    }
+    if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
+        bail!("llm prices must not be negative");
+    }
+    let token_param = match l.max_tokens_param.as_str() {
+        "auto" | "max_tokens" => client::TokenParam::MaxTokens,
+        "max_completion_tokens" => client::TokenParam::MaxCompletionTokens,
+        other => bail!(
+            "llm.max_tokens_param must be auto, max_tokens or max_completion_tokens, got {other:?}"
+        ),
+    };
+    if !l.api_key_header.is_empty()
+        && reqwest::header::HeaderName::from_bytes(l.api_key_header.as_bytes()).is_err()
+    {
+        bail!(
+            "--api-key-header {:?} is not a valid header name",
+            l.api_key_header
+        );
+    }
+    if l.refresh_rejected && l.offline_replay {
+        bail!("--refresh-rejected asks the server again, --offline-replay never does: choose one");
+    }
+    let key = std::env::var(&l.api_key_env)
+        .ok()
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| k.trim().to_string());
+    if key.is_none() && !l.offline_replay {
+        eprintln!(
+            "llm: ${} is not set; sending requests without an API key (fine for local servers)",
+            l.api_key_env
+        );
+    }
+    Ok(client::Settings {
+        endpoint: endpoint(&l.base_url, &l.query)?,
+        model: l.model.clone(),
+        key,
+        key_env: l.api_key_env.clone(),
+        key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
+        headers: headers(&l.headers, &l.api_key_header)?,
+        extra_body: extra_body(&l.extra_body)?,
+        prompt_version: prompt::prompts_version(),
+        temperature: l.temperature,
+        max_tokens: l.max_tokens,
+        token_param,
+        stream: l.stream,
+        negotiate_token_param: l.max_tokens_param == "auto",
+        send_seed: l.send_seed,
+        format,
+        negotiate: l.response_format == "auto",
+        concurrency: l.concurrency,
+        rpm: l.requests_per_minute,
+        tpm: l.tokens_per_minute,
+        timeout: Duration::from_secs(l.timeout_secs),
+        max_retries: l.max_retries,
+        backoff: Duration::from_millis(l.backoff_ms),
+        rate_limit_budget: Duration::from_secs(l.rate_limit_budget_secs),
+        max_error_rate: l.max_error_rate,
+        offline_replay: l.offline_replay,
+    })
 }
 
 /// Fill the empty LLM settings from the environment (`OPENAI_BASE_URL`, `OPENAI_MODEL`), so
@@ -198,109 +331,25 @@ impl LlmGenerator {
     pub fn new(cfg: &Config) -> Result<LlmGenerator> {
         let mut l = cfg.llm.clone();
         resolve(&mut l);
-        if l.model.trim().is_empty() {
-            bail!(
-                "the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL"
-            );
-        }
-        let format = match l.response_format.as_str() {
-            "auto" | "json_schema" => Format::JsonSchema,
-            "json_object" => Format::JsonObject,
-            "text" => Format::Text,
-            other => bail!(
-                "llm.response_format must be auto, json_schema, json_object or text, got {other:?}"
-            ),
-        };
-        if !(0.0..=2.0).contains(&l.temperature) {
-            bail!("llm.temperature must be in 0..2, got {}", l.temperature);
-        }
-        if l.concurrency == 0 || l.max_tokens == 0 || l.timeout_secs == 0 {
-            bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
-        }
-        if !(0.0..=1.0).contains(&l.max_error_rate) {
-            bail!(
-                "llm.max_error_rate must be a share in 0..1, got {}",
-                l.max_error_rate
-            );
-        }
-        if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
-            bail!("llm prices must not be negative");
-        }
-        let endpoint = endpoint(&l.base_url, &l.query)?;
-        let headers = headers(&l.headers, &l.api_key_header)?;
-        let extra_body = extra_body(&l.extra_body)?;
-        let token_param = match l.max_tokens_param.as_str() {
-            "auto" | "max_tokens" => client::TokenParam::MaxTokens,
-            "max_completion_tokens" => client::TokenParam::MaxCompletionTokens,
-            other => bail!(
-                "llm.max_tokens_param must be auto, max_tokens or max_completion_tokens, got {other:?}"
-            ),
-        };
-        if !l.api_key_header.is_empty()
-            && reqwest::header::HeaderName::from_bytes(l.api_key_header.as_bytes()).is_err()
-        {
-            bail!(
-                "--api-key-header {:?} is not a valid header name",
-                l.api_key_header
-            );
-        }
-        if l.refresh_rejected && l.offline_replay {
-            bail!(
-                "--refresh-rejected asks the server again, --offline-replay never does: choose one"
-            );
-        }
-        let key = std::env::var(&l.api_key_env)
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .map(|k| k.trim().to_string());
-        if key.is_none() && !l.offline_replay {
-            eprintln!(
-                "llm: ${} is not set; sending requests without an API key (fine for local servers)",
-                l.api_key_env
-            );
-        }
-        let prompt_version = prompt::prompts_version();
-        // what shapes the output: part of the generate stage's fingerprint
-        // (header values only as a digest: they may be secrets)
+        let settings = transport_settings(&l)?;
+        let prompt_version = settings.prompt_version.clone();
+        // what shapes the output: part of the generate stage's fingerprint (header values only
+        // as a digest: they may be secrets). The window is learnt when the first batch needs
+        // it (a run that reuses every stage asks the server nothing); like the model behind a
+        // name, it is not part of the fingerprint: the prompts it shapes are in every cache key
         let params = json!({
-            "endpoint": public_url(&endpoint), "model": l.model, "temperature": l.temperature, "max_tokens": l.max_tokens,
+            "endpoint": public_url(&settings.endpoint), "model": l.model, "temperature": l.temperature, "max_tokens": l.max_tokens,
             "response_format": l.response_format, "send_seed": l.send_seed, "max_attractions": l.max_attractions,
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
-            "max_tokens_param": l.max_tokens_param, "extra_body": extra_body,
-            "headers": client::headers_digest(&headers),
+            "max_tokens_param": l.max_tokens_param, "extra_body": settings.extra_body,
+            "headers": client::headers_digest(&settings.headers), "validate": cfg.validate,
         });
         let version = format!(
             "{prompt_version} model={} params={}",
             l.model,
-            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12]
+            &blake3::hash(params.to_string().as_bytes()).to_hex()[..12],
         );
         let stats = Arc::new(Stats::default());
-        let settings = client::Settings {
-            endpoint,
-            model: l.model.clone(),
-            key,
-            key_env: l.api_key_env.clone(),
-            key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
-            headers,
-            extra_body,
-            prompt_version,
-            temperature: l.temperature,
-            max_tokens: l.max_tokens,
-            token_param,
-            negotiate_token_param: l.max_tokens_param == "auto",
-            send_seed: l.send_seed,
-            format,
-            negotiate: l.response_format == "auto",
-            concurrency: l.concurrency,
-            rpm: l.requests_per_minute,
-            tpm: l.tokens_per_minute,
-            timeout: Duration::from_secs(l.timeout_secs),
-            max_retries: l.max_retries,
-            backoff: Duration::from_millis(l.backoff_ms),
-            rate_limit_budget: Duration::from_secs(l.rate_limit_budget_secs),
-            max_error_rate: l.max_error_rate,
-            offline_replay: l.offline_replay,
-        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -317,13 +366,17 @@ impl LlmGenerator {
             message_fallback: l.message_fallback,
             refresh_rejected: l.refresh_rejected,
             rejections: Mutex::new(Vec::new()),
+            by_reason: Mutex::new(BTreeMap::new()),
+            tasks: Mutex::new(BTreeMap::new()),
+            window: std::sync::OnceLock::new(),
+            max_tokens: l.max_tokens,
         });
         Ok(LlmGenerator {
             inner,
             rt,
             version,
             max_attractions: l.max_attractions,
-            min_meal_cost: cfg.validate.min_meal_cost,
+            validate: cfg.validate.clone(),
             conflicts: cfg.generate.conflicts.clone(),
             busy: Mutex::new(Duration::ZERO),
             memo: Default::default(),
@@ -352,6 +405,12 @@ impl LlmGenerator {
         let t0 = Instant::now();
         let stats = &self.inner.stats;
         stats.batch_done.store(0, Ordering::Relaxed);
+        if self.inner.window.get().is_none() {
+            let w = self
+                .rt
+                .block_on(self.inner.transport.window(self.cfg.context_tokens));
+            self.inner.window.set(w).ok();
+        }
         let progress = Progress::start(&self.rt, stats.clone(), items.len(), &self.inner.transport);
         // Prompts are built (in parallel, by rayon) just ahead of what is in flight: the first
         // requests leave at once, the rest of the CPU work overlaps the network waits, and at
@@ -365,26 +424,35 @@ impl LlmGenerator {
                 .rt
                 .block_on(slots.clone().acquire_many_owned(part.len() as u32))
                 .expect("window open");
-            let prompts: Vec<prompt::TaskPrompt> = part
+            let set = prompt::Settings {
+                max_attractions: self.max_attractions,
+                conflicts: &self.conflicts,
+                validate: &self.validate,
+                window: self.inner.window().map(|w| (w, self.inner.max_tokens)),
+            };
+            let prompts: Vec<Result<prompt::TaskPrompt, String>> = part
                 .par_iter()
-                .map(|(ctx, _, fb)| {
-                    prompt::build(
-                        ctx,
-                        &self.memo,
-                        self.max_attractions,
-                        &self.conflicts,
-                        self.min_meal_cost,
-                        *fb,
-                    )
-                })
+                .map(|(ctx, _, fb)| prompt::build(ctx, &self.memo, &set, *fb))
                 .collect();
             let mut permits = Some(permits);
             for (p, (ctx, attempt, _)) in prompts.into_iter().zip(part) {
                 let inner = self.inner.clone();
                 let (task, seed, attempt) = (ctx.skeleton.task_id.clone(), ctx.seed, *attempt);
                 let permit = permits.as_mut().and_then(|ps| ps.split(1));
+                if p.as_ref()
+                    .is_ok_and(|p| p.attractions_offered < self.max_attractions)
+                {
+                    Stats::add(&self.inner.stats.fitted_prompts, 1);
+                }
                 handles.push(self.rt.spawn(async move {
-                    let out = inner.attempt(p, task, seed, attempt).await;
+                    let out = match p {
+                        Ok(p) => inner.attempt(p, task, seed, attempt).await,
+                        // no prompt fits the window: no retry can cure it, the run stops
+                        Err(m) => {
+                            inner.transport.set_fatal(m.clone());
+                            JobOut::Failed(GenError(m))
+                        }
+                    };
                     drop(permit);
                     out
                 }));
@@ -399,6 +467,8 @@ impl LlmGenerator {
                 Ok(JobOut::Done(g)) => Ok(g),
                 Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
                 Ok(JobOut::TemplateLines(tables)) => {
+                    self.inner
+                        .usage(&ctx.skeleton.task_id, |u| u.template_lines += 1);
                     let mut rng = gtb_core::rng::item_rng(
                         ctx.seed,
                         "llm-messages",
@@ -436,13 +506,23 @@ impl LlmGenerator {
                 "sent": g(&s.sent), "received": g(&s.received), "cached": g(&s.cached), "retries": g(&s.retries),
                 "failed": g(&s.failed), "http_429": g(&s.http_429), "http_5xx": g(&s.http_5xx), "http_other": g(&s.http_other),
                 "timeouts": g(&s.timeouts), "connection_errors": g(&s.connection_errors), "malformed_bodies": g(&s.malformed_bodies),
+                "context_overflows": g(&s.context_overflows),
+                "recent_transient_errors": self.inner.transport.transient_errors(),
                 "format_downgrades": g(&s.format_downgrades), "final_concurrency": self.inner.transport.concurrency(),
                 "rate_limited_seconds": g(&s.rate_limited_ms) as f64 / 1000.0,
             },
             "replies": {
                 "rejected": g(&s.rejected_replies), "corrections": g(&s.corrections), "attempts_ok": g(&s.attempts_ok),
                 "attempts_failed": g(&s.attempts_failed), "template_messages": g(&s.message_fallbacks),
+                "compacted_corrections": g(&s.compacted_corrections),
             },
+            // per reason, the rejected replies that had it (a reply counts once per reason)
+            "rejections_by_reason": self.inner.by_reason.lock().expect("by_reason").clone(),
+            "context_window": self.inner.window(),
+            "fitted_prompts": g(&s.fitted_prompts),
+            // items of accepted tables named in two tiers, kept in the stronger (the build's fix)
+            "resolved_clashes": g(&s.resolved_clashes),
+            "streamed": self.inner.transport.streaming(),
             "tokens": {
                 "this_run": {"prompt": g(&s.prompt_tokens), "completion": g(&s.completion_tokens)},
                 "from_cache": {"prompt": g(&s.cached_prompt_tokens), "completion": g(&s.cached_completion_tokens)},
@@ -455,6 +535,8 @@ impl LlmGenerator {
                 "dataset": round(cost(g(&s.prompt_tokens) + g(&s.cached_prompt_tokens), g(&s.completion_tokens) + g(&s.cached_completion_tokens))),
             },
             "generate_wall_seconds": (self.busy().as_secs_f64() * 1000.0).round() / 1000.0,
+            // per task (cached answers included): attempts, turns, tokens, rejected replies
+            "tasks": self.inner.tasks.lock().expect("tasks").clone(),
             "rejections": self.inner.rejections.lock().expect("rejections").clone(),
         })
     }
@@ -530,6 +612,7 @@ impl LlmGenerator {
         let mut summary = report;
         if let Some(o) = summary.as_object_mut() {
             o.remove("rejections");
+            o.remove("tasks");
         }
         for m in manifests {
             let Ok(bytes) = std::fs::read(m) else {
@@ -573,6 +656,7 @@ impl Inner {
         seed: u64,
         attempt: u32,
     ) -> JobOut {
+        self.usage(&task, |u| u.attempts += 1);
         let out = self.converse(&p, &task, seed, attempt).await;
         match &out {
             JobOut::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
@@ -589,6 +673,32 @@ impl Inner {
         out
     }
 
+    /// The server's context window, once learnt and when known.
+    fn window(&self) -> Option<&window::Window> {
+        self.window.get().and_then(Option::as_ref)
+    }
+
+    /// Update the usage of one task.
+    fn usage(&self, task: &str, f: impl FnOnce(&mut TaskUsage)) {
+        f(self
+            .tasks
+            .lock()
+            .expect("tasks")
+            .entry(task.to_string())
+            .or_default());
+    }
+
+    /// The completion budget of a request: the configured one, cut to what the window leaves
+    /// once the conversation is in.
+    fn max_tokens_for(&self, conv: &[Value]) -> u32 {
+        match self.window() {
+            Some(w) => w
+                .max_tokens(self.max_tokens, window::estimate_messages(conv))
+                .max(window::MIN_REPLY.min(self.max_tokens)),
+            None => self.max_tokens,
+        }
+    }
+
     async fn converse(
         &self,
         p: &prompt::TaskPrompt,
@@ -596,50 +706,68 @@ impl Inner {
         seed: u64,
         attempt: u32,
     ) -> JobOut {
-        let mut conv = vec![
+        let first = vec![
             json!({"role": "system", "content": p.system}),
             json!({"role": "user", "content": p.user}),
         ];
-        let mut last_problems: Vec<String> = Vec::new();
+        // what the next turn asks: the whole reply, or (once its tables passed) the lines alone
+        let mut next = Next::Whole(first.clone());
+        let mut last_problems: Vec<parse::Problem> = Vec::new();
         for turn in 0..=self.max_corrections {
             let label = format!("{task} attempt {attempt} turn {turn}");
-            let seed = Self::request_seed(seed, task, attempt, turn);
-            let (c, parsed) = match self.ask(p, &conv, seed, &label).await {
+            let (conv, schema) = match &next {
+                Next::Whole(conv) => (conv.as_slice(), p.schema_json.as_str()),
+                Next::Lines { conv, schema, .. } => (conv.as_slice(), schema.as_str()),
+            };
+            let ask = Ask {
+                messages: conv,
+                schema,
+                seed: Self::request_seed(seed, task, attempt, turn),
+                max_tokens: self.max_tokens_for(conv),
+                label: &label,
+            };
+            let tables = match &next {
+                Next::Lines { tables, .. } => Some(tables.clone()),
+                Next::Whole(_) => None,
+            };
+            let check = |c: &client::Completion| match &tables {
+                Some(t) => parse::parse_lines(p, t, &c.content).map(|m| (t.clone(), Ok(m), 0)),
+                None => parse::parse(p, &c.content).map(|x| (x.tables, x.messages, x.resolved)),
+            };
+            let (c, checked) = match self.ask(&ask, &check).await {
                 Ok(x) => x,
                 Err(m) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
             };
-            let mut problems = match parsed {
-                Ok(parsed) => match parsed.messages {
-                    Ok(messages) => {
-                        return JobOut::Done(Generated {
-                            tables: parsed.tables,
-                            messages,
-                        });
+            self.usage(task, |u| {
+                u.turns += 1;
+                u.prompt_tokens += c.prompt_tokens;
+                u.completion_tokens += c.completion_tokens;
+            });
+            let last = turn == self.max_corrections;
+            match self.settle_turn(p, &first, &c, checked, last) {
+                Ok(out) => {
+                    if let JobOut::TemplateLines(_) = &out {
+                        self.reject(task, attempt, turn, &c, &last_problems, true);
                     }
-                    Err(msg_problems) if turn == self.max_corrections && self.message_fallback => {
-                        self.reject(task, attempt, turn, &c, &msg_problems, true);
-                        Stats::add(&self.stats.message_fallbacks, 1);
-                        return JobOut::TemplateLines(parsed.tables);
+                    return out;
+                }
+                Err((problems, then)) => {
+                    if !(last && self.message_fallback && matches!(then, Next::Lines { .. })) {
+                        self.reject(task, attempt, turn, &c, &problems, false);
                     }
-                    Err(m) => m,
-                },
-                Err(problems) => problems,
-            };
-            if c.finish_reason == "length" {
-                problems.insert(
-                    0,
-                    "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）".into(),
-                );
-            }
-            self.reject(task, attempt, turn, &c, &problems, false);
-            last_problems = problems.clone();
-            if turn < self.max_corrections {
-                Stats::add(&self.stats.corrections, 1);
-                conv.push(json!({"role": "assistant", "content": c.content}));
-                conv.push(json!({"role": "user", "content": prompt::correction(&problems)}));
+                    if !last {
+                        Stats::add(&self.stats.corrections, 1);
+                    }
+                    next = then;
+                    last_problems = problems;
+                }
             }
         }
-        let shown: Vec<String> = last_problems.iter().take(5).cloned().collect();
+        let shown: Vec<&str> = last_problems
+            .iter()
+            .take(5)
+            .map(|p| p.text.as_str())
+            .collect();
         JobOut::Rejected(GenError(format!(
             "LLM reply rejected after {} turn(s): {}",
             self.max_corrections + 1,
@@ -647,28 +775,109 @@ impl Inner {
         )))
     }
 
-    /// One turn's reply, parsed. With `refresh_rejected`, a cached reply the checks reject is
-    /// asked for again (once), and the new reply replaces it in the cache.
-    async fn ask(
+    /// What one turn's checked reply leads to: the end of the attempt (accepted, or template
+    /// lines for the accepted tables on the last turn), or its problems and the next turn (the
+    /// lines alone once the tables passed, else the whole reply again).
+    #[allow(clippy::type_complexity)]
+    fn settle_turn(
         &self,
         p: &prompt::TaskPrompt,
-        conv: &[Value],
-        seed: u64,
-        label: &str,
-    ) -> Result<(client::Completion, Result<parse::Parsed, Vec<String>>), String> {
-        let chat = |use_cache: bool| {
-            self.transport
-                .chat(conv, &p.schema_json, seed, label, use_cache)
-        };
-        let c = chat(true).await.map_err(CallError::message)?;
-        let parsed = parse::parse(p, &c.content);
-        let rejected = parsed.as_ref().map_or(true, |x| x.messages.is_err());
-        if !(rejected && c.cached && self.refresh_rejected) {
-            return Ok((c, parsed));
+        first: &[Value],
+        c: &client::Completion,
+        checked: Result<Checked, Vec<parse::Problem>>,
+        last: bool,
+    ) -> Result<JobOut, (Vec<parse::Problem>, Next)> {
+        match checked {
+            Ok((tables, Ok(messages), resolved)) => {
+                Stats::add(&self.stats.resolved_clashes, resolved as u64);
+                Ok(JobOut::Done(Generated { tables, messages }))
+            }
+            Ok((tables, Err(problems), resolved)) => {
+                if last && self.message_fallback {
+                    Stats::add(&self.stats.resolved_clashes, resolved as u64);
+                    Stats::add(&self.stats.message_fallbacks, 1);
+                    return Ok(JobOut::TemplateLines(tables));
+                }
+                let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
+                let (conv, schema) = prompt::lines_request(p, &tables, &texts);
+                Err((
+                    problems,
+                    Next::Lines {
+                        tables,
+                        conv,
+                        schema,
+                    },
+                ))
+            }
+            Err(mut problems) => {
+                if c.finish_reason == "length" {
+                    problems.insert(
+                        0,
+                        parse::Problem::new(
+                            parse::Reason::Truncated,
+                            "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）",
+                        ),
+                    );
+                }
+                let conv = self.correction_turn(first, c, &problems);
+                Err((problems, Next::Whole(conv)))
+            }
         }
-        let c = chat(false).await.map_err(CallError::message)?;
-        let parsed = parse::parse(p, &c.content);
-        Ok((c, parsed))
+    }
+
+    /// The conversation of a correction turn: the first turn, the previous reply (as compact
+    /// JSON: its whitespace is no use to anyone; left out when it was no JSON at all, the
+    /// problems say so), and the problems. When that would not leave the reply its room in the
+    /// window, only what must be fixed is sent: the first turn and the problems.
+    fn correction_turn(
+        &self,
+        first: &[Value],
+        reply: &client::Completion,
+        problems: &[parse::Problem],
+    ) -> Vec<Value> {
+        let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
+        let fix = json!({"role": "user", "content": prompt::correction(&texts)});
+        let mut conv = first.to_vec();
+        if let Ok(said) = parse::extract_json(&reply.content) {
+            conv.push(json!({"role": "assistant", "content": said.to_string()}));
+        }
+        conv.push(fix.clone());
+        let fits = self
+            .window()
+            .is_none_or(|w| w.fits(self.max_tokens, window::estimate_messages(&conv)));
+        if fits || conv.len() == first.len() + 1 {
+            return conv;
+        }
+        Stats::add(&self.stats.compacted_corrections, 1);
+        let mut conv = first.to_vec();
+        conv.push(fix);
+        conv
+    }
+
+    /// One turn's reply, checked by `check`. With `refresh_rejected`, a cached reply the checks
+    /// reject is asked for again (once), and the new reply replaces it in the cache.
+    async fn ask(
+        &self,
+        ask: &Ask<'_>,
+        check: &impl Fn(&client::Completion) -> Result<Checked, Vec<parse::Problem>>,
+    ) -> Result<(client::Completion, Result<Checked, Vec<parse::Problem>>), String> {
+        let c = self
+            .transport
+            .chat(ask, true)
+            .await
+            .map_err(CallError::message)?;
+        let checked = check(&c);
+        let rejected = checked.as_ref().map_or(true, |x| x.1.is_err());
+        if !(rejected && c.cached && self.refresh_rejected) {
+            return Ok((c, checked));
+        }
+        let c = self
+            .transport
+            .chat(ask, false)
+            .await
+            .map_err(CallError::message)?;
+        let checked = check(&c);
+        Ok((c, checked))
     }
 
     fn reject(
@@ -677,13 +886,24 @@ impl Inner {
         attempt: u32,
         turn: u32,
         c: &client::Completion,
-        problems: &[String],
+        problems: &[parse::Problem],
         fallback: bool,
     ) {
         Stats::add(&self.stats.rejected_replies, 1);
+        self.usage(task, |u| u.rejected += 1);
+        let mut reasons: Vec<&'static str> = problems.iter().map(|p| p.reason.as_str()).collect();
+        reasons.sort();
+        reasons.dedup();
+        {
+            let mut by = self.by_reason.lock().expect("by_reason");
+            for r in &reasons {
+                *by.entry(r).or_default() += 1;
+            }
+        }
+        let texts: Vec<&str> = problems.iter().map(|p| p.text.as_str()).collect();
         let mut r = self.rejections.lock().expect("rejections");
         if r.len() < MAX_REJECTIONS_LISTED {
-            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "problems": problems}));
+            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "reasons": reasons, "problems": texts}));
         }
     }
 }
@@ -724,6 +944,35 @@ struct Progress {
     handle: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// Tokens per second received, over the last few seconds.
+struct Rate {
+    samples: std::collections::VecDeque<(Instant, u64)>,
+}
+
+impl Rate {
+    /// How far back the rate looks.
+    const SPAN: Duration = Duration::from_secs(10);
+    fn new(count: u64) -> Rate {
+        Rate {
+            samples: std::iter::once((Instant::now(), count)).collect(),
+        }
+    }
+    fn update(&mut self, count: u64) -> f64 {
+        let now = Instant::now();
+        self.samples.push_back((now, count));
+        while self.samples.len() > 2 && now - self.samples[0].0 > Self::SPAN {
+            self.samples.pop_front();
+        }
+        let (t, c) = self.samples[0];
+        let secs = (now - t).as_secs_f64();
+        if secs < 0.5 {
+            0.0
+        } else {
+            count.saturating_sub(c) as f64 / secs
+        }
+    }
+}
+
 impl Progress {
     fn start(
         rt: &tokio::runtime::Runtime,
@@ -759,14 +1008,16 @@ impl Progress {
             }
             let t0 = Instant::now();
             let mut last_line = Instant::now();
+            let mut rate = Rate::new(Stats::get(&stats.received_pieces));
             loop {
                 let done = Stats::get(&stats.batch_done);
                 let msg = format!(
-                    "done {done} · cached {} · failed {} · in flight {} (limit {limit}) · sent {}",
+                    "done {done} · cached {} · failed {} · in flight {} (limit {limit}) · sent {} · {:.0} tok/s",
                     Stats::get(&stats.cached) - base.0,
                     Stats::get(&stats.attempts_failed) - base.1,
                     Stats::get(&stats.in_flight),
-                    Stats::get(&stats.sent) - base.2
+                    Stats::get(&stats.sent) - base.2,
+                    rate.update(Stats::get(&stats.received_pieces))
                 );
                 pb.set_position(done);
                 pb.set_message(msg.clone());

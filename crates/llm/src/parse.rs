@@ -1,9 +1,12 @@
 //! Replies -> typed preference tables. Every value is checked against the task's grounding
 //! (candidate names, categories, food values, closed vocabularies); copy strategies take their
-//! inherited fields from the reference member; opening lines are screened. Problems come back
-//! as short Chinese sentences for the correction turn.
+//! inherited fields from the reference member; the tables pass the validator's gates that a
+//! reply can fail (plausible scalars, no item in two tiers, strategies honoured) and the
+//! opening lines its line check (`gtb_validate::lines`): a reply is told what `gtb validate`
+//! would find. Problems come back as short Chinese sentences for the correction turn, each with
+//! the reason the run report counts it under.
 
-use super::prompt::{CityCandidates, TaskPrompt};
+use super::prompt::{CityCandidates, Member, TaskPrompt};
 use gtb_core::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Message, Preference,
@@ -16,7 +19,68 @@ use serde_json::Value;
 /// lines, or the problems of the lines alone (then a template may stand in).
 pub struct Parsed {
     pub tables: Vec<(String, Preference)>,
-    pub messages: Result<Vec<Message>, Vec<String>>,
+    pub messages: Result<Vec<Message>, Vec<Problem>>,
+    /// items the tables named in two tiers (or rejected areas around a must_visit), resolved
+    /// as the validator's fix does: the stronger tier keeps them
+    pub resolved: usize,
+}
+
+/// Why a reply was rejected (`llm_report.json` counts rejections per reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// no JSON object in the reply
+    Json,
+    /// cut off at the completion budget
+    Truncated,
+    /// a member, city or field missing or of the wrong type
+    Shape,
+    /// a sight or food that is not a candidate of its city
+    UnknownName,
+    /// a mode, hotel category or attraction category outside its vocabulary
+    Vocabulary,
+    /// avg_budget or intensity outside its plausible range, or under min_budget
+    Scalar,
+    /// a copy strategy not honoured, or a member copying another's city preferences
+    Strategy,
+    /// an opening line missing, too long, not Chinese, or with forbidden text
+    LineForm,
+    /// an opening line that contradicts its speaker's table
+    LineDisagrees,
+    /// an opening line that voices none (or too many) of its speaker's preferences
+    LineReveals,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Json => "json",
+            Reason::Truncated => "truncated",
+            Reason::Shape => "shape",
+            Reason::UnknownName => "unknown_name",
+            Reason::Vocabulary => "vocabulary",
+            Reason::Scalar => "scalar_range",
+            Reason::Strategy => "strategy",
+            Reason::LineForm => "line_form",
+            Reason::LineDisagrees => "line_disagrees",
+            Reason::LineReveals => "line_reveals",
+        }
+    }
+}
+
+/// One problem of a reply: its reason and what the correction turn tells the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub reason: Reason,
+    pub text: String,
+}
+
+impl Problem {
+    pub fn new(reason: Reason, text: impl Into<String>) -> Problem {
+        Problem {
+            reason,
+            text: text.into(),
+        }
+    }
 }
 
 /// Candidate `{…}` spans tried in prose (a reply with more braces than that is not JSON).
@@ -108,13 +172,16 @@ fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
 
 struct Ctx<'a> {
     p: &'a TaskPrompt,
-    problems: Vec<String>,
+    problems: Vec<Problem>,
 }
 
+/// What a value check says of a value it refuses: why, and how to tell the model.
+type Refusal = (Reason, String);
+
 impl Ctx<'_> {
-    fn bad(&mut self, s: String) {
-        if !self.problems.contains(&s) {
-            self.problems.push(s);
+    fn bad(&mut self, reason: Reason, s: String) {
+        if !self.problems.iter().any(|p| p.text == s) {
+            self.problems.push(Problem::new(reason, s));
         }
     }
     fn obj<'v>(
@@ -125,11 +192,11 @@ impl Ctx<'_> {
         match v {
             Some(Value::Object(m)) => Some(m),
             Some(_) => {
-                self.bad(format!("{path} 应为对象"));
+                self.bad(Reason::Shape, format!("{path} 应为对象"));
                 None
             }
             None => {
-                self.bad(format!("缺少 {path}"));
+                self.bad(Reason::Shape, format!("缺少 {path}"));
                 None
             }
         }
@@ -142,7 +209,7 @@ impl Ctx<'_> {
         path: &str,
         min: usize,
         max: usize,
-        mut check: impl FnMut(&str) -> Result<String, String>,
+        mut check: impl FnMut(&str) -> Result<String, Refusal>,
     ) -> Vec<String> {
         let items: Vec<&Value> = match v {
             Some(Value::Array(a)) => a.iter().collect(),
@@ -150,19 +217,19 @@ impl Ctx<'_> {
             Some(x @ Value::String(s)) if !s.trim().is_empty() => vec![x],
             Some(Value::Null) | Some(Value::String(_)) | None => {
                 if min > 0 {
-                    self.bad(format!("缺少 {path}（至少 {min} 项）"));
+                    self.bad(Reason::Shape, format!("缺少 {path}（至少 {min} 项）"));
                 }
                 return Vec::new();
             }
             Some(_) => {
-                self.bad(format!("{path} 应为字符串列表"));
+                self.bad(Reason::Shape, format!("{path} 应为字符串列表"));
                 return Vec::new();
             }
         };
         let mut out: Vec<String> = Vec::new();
         for it in items {
             let Some(s) = it.as_str() else {
-                self.bad(format!("{path} 的元素应为字符串，得到 {it}"));
+                self.bad(Reason::Shape, format!("{path} 的元素应为字符串，得到 {it}"));
                 continue;
             };
             match check(s.trim()) {
@@ -171,12 +238,12 @@ impl Ctx<'_> {
                         out.push(x);
                     }
                 }
-                Err(e) => self.bad(format!("{path}：{e}")),
+                Err((reason, e)) => self.bad(reason, format!("{path}：{e}")),
             }
         }
         out.truncate(max);
         if out.len() < min {
-            self.bad(format!("{path} 至少要有 {min} 项"));
+            self.bad(Reason::Shape, format!("{path} 至少要有 {min} 项"));
         }
         out
     }
@@ -186,16 +253,16 @@ impl Ctx<'_> {
                 .as_i64()
                 .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
                 .or_else(|| {
-                    self.bad(format!("{path} 应为整数，得到 {n}"));
+                    self.bad(Reason::Shape, format!("{path} 应为整数，得到 {n}"));
                     None
                 }),
             Some(Value::String(s)) if s.trim().parse::<i64>().is_ok() => s.trim().parse().ok(),
             Some(other) => {
-                self.bad(format!("{path} 应为整数，得到 {other}"));
+                self.bad(Reason::Shape, format!("{path} 应为整数，得到 {other}"));
                 None
             }
             None => {
-                self.bad(format!("缺少 {path}"));
+                self.bad(Reason::Shape, format!("缺少 {path}"));
                 None
             }
         }
@@ -210,33 +277,31 @@ impl Ctx<'_> {
             if vocab::is_transport_mode(s) {
                 Ok(s.to_string())
             } else {
-                Err(format!("「{s}」不是 飞机/高铁/火车/自驾 之一"))
+                Err((
+                    Reason::Vocabulary,
+                    format!("「{s}」不是 飞机/高铁/火车/自驾 之一"),
+                ))
             }
         };
         let hotel = |s: &str| {
             if vocab::is_hotel_category(s) {
                 Ok(s.to_string())
             } else {
-                Err(format!("「{s}」不是 13 个酒店类别之一"))
+                Err((Reason::Vocabulary, format!("「{s}」不是 13 个酒店类别之一")))
             }
         };
-        let budget = self.int(g.get("avg_budget"), &format!("{path}.avg_budget"));
-        let avg_budget = match budget {
-            Some(b) if (100..=1_000_000).contains(&b) => {
-                if (b as u32) < self.p.min_budget {
-                    self.bad(format!(
-                        "{path}.avg_budget = {b} 低于 min_budget {}",
-                        self.p.min_budget
-                    ));
-                }
-                b as u32
-            }
-            Some(b) => {
-                self.bad(format!("{path}.avg_budget = {b} 不合理"));
-                0
-            }
-            None => 0,
-        };
+        let budget = self
+            .int(g.get("avg_budget"), &format!("{path}.avg_budget"))
+            .unwrap_or(0);
+        if budget > 0 && budget < self.p.min_budget as i64 {
+            self.bad(
+                Reason::Scalar,
+                format!(
+                    "{path}.avg_budget = {budget} 低于 min_budget {}",
+                    self.p.min_budget
+                ),
+            );
+        }
         let tp = format!("{path}.transport");
         let tr = self
             .obj(g.get("transport"), &tp)
@@ -262,12 +327,6 @@ impl Ctx<'_> {
                 &format!("{ip}.max_active_hours"),
             )
             .unwrap_or(8);
-        if !(2..=4).contains(&poi) {
-            self.bad(format!("{ip}.max_poi_per_day = {poi}，应为 2、3 或 4"));
-        }
-        if !(6..=10).contains(&hours) {
-            self.bad(format!("{ip}.max_active_hours = {hours}，应为 6 到 10"));
-        }
         let hp = format!("{path}.hotel_preference");
         let h = self
             .obj(g.get("hotel_preference"), &hp)
@@ -277,14 +336,85 @@ impl Ctx<'_> {
             prefer: self.list(h.get("prefer"), &format!("{hp}.prefer"), 1, 3, hotel),
             avoid: self.list(h.get("avoid"), &format!("{hp}.avoid"), 0, 1, hotel),
         };
-        GlobalConstraints {
-            avg_budget,
+        let as_u32 = |x: i64| x.clamp(0, u32::MAX as i64) as u32;
+        let g = GlobalConstraints {
+            avg_budget: as_u32(budget),
             transport,
             intensity: Intensity {
-                max_poi_per_day: poi.clamp(0, 100) as u32,
-                max_active_hours: hours.clamp(0, 100) as u32,
+                max_poi_per_day: as_u32(poi),
+                max_active_hours: as_u32(hours),
             },
             hotel_preference,
+        };
+        // the validator's `scalars` gate, on the same ranges
+        let table = Preference {
+            global_constraints: g,
+            ..Default::default()
+        };
+        for (s, v) in gtb_validate::scalars::out_of_range(&self.p.ranges, &table) {
+            let r = self.p.ranges.scalar_range(s);
+            self.bad(
+                Reason::Scalar,
+                format!(
+                    "{path}.{} = {v} 不合理，应在 {} 到 {} 之间",
+                    s.path(),
+                    r.start(),
+                    r.end()
+                ),
+            );
+        }
+        table.global_constraints
+    }
+
+    /// One member's table: its own fields from the reply, the inherited ones from its
+    /// reference (copy strategies stay exact).
+    fn member(&mut self, m: &Member, mv: &Value, reference: Option<&Preference>) -> Preference {
+        let global = match (m.strategy, reference) {
+            (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
+            _ => self.globals(mv.get("global_constraints"), &m.user),
+        };
+        let csp_path = format!("{}.city_specific_preferences", m.user);
+        let csp = self
+            .obj(mv.get("city_specific_preferences"), &csp_path)
+            .cloned()
+            .unwrap_or_default();
+        let same_city = |c: &str, k: &str| {
+            c == k || normalize(c) == normalize(k) || gtb_resources::short_city_name(c) == k
+        };
+        let minor = if m.strategy == Strategy::CopyMinor {
+            reference
+        } else {
+            None
+        };
+        let mut cities = gtb_core::task::Keyed::default();
+        for (ci, c) in self.p.cities.iter().enumerate() {
+            let raw = csp.get(&c.name).or_else(|| {
+                csp.iter()
+                    .find(|(k, _)| same_city(&c.name, k))
+                    .map(|(_, v)| v)
+            });
+            let mut cp = if raw.is_none() {
+                self.bad(Reason::Shape, format!("{csp_path} 缺少城市「{}」", c.name));
+                CityPref::default()
+            } else {
+                self.city(raw, &m.user, c, minor.is_none())
+            };
+            if let Some(r) = minor {
+                inherit_weak(&mut cp, &r.city_specific_preferences[ci]);
+            }
+            cities.insert(c.name.clone(), cp);
+        }
+        for k in csp.keys() {
+            if !self.p.cities.iter().any(|c| same_city(&c.name, k)) {
+                self.bad(
+                    Reason::Shape,
+                    format!("{csp_path} 含有行程之外的城市「{k}」"),
+                );
+            }
+        }
+        Preference {
+            global_constraints: global,
+            city_specific_preferences: cities,
         }
     }
 
@@ -303,14 +433,17 @@ impl Ctx<'_> {
             .cloned()
             .unwrap_or_default();
         let poi = |must: bool| {
-            move |s: &str| -> Result<String, String> {
+            move |s: &str| -> Result<String, Refusal> {
                 match c.attraction(s) {
                     Some((k, true)) => Ok(k),
                     Some((k, false)) if !must => Ok(k),
-                    Some((k, false)) => Err(format!("「{k}」在出行期间不开放，不能作为必去景点")),
-                    None => Err(format!(
-                        "「{s}」不在{}的候选景点中，请逐字照抄候选 name",
-                        c.name
+                    Some((k, false)) => Err((
+                        Reason::UnknownName,
+                        format!("「{k}」在出行期间不开放，不能作为必去景点"),
+                    )),
+                    None => Err((
+                        Reason::UnknownName,
+                        format!("「{s}」不在{}的候选景点中，请逐字照抄候选 name", c.name),
                     )),
                 }
             }
@@ -321,14 +454,17 @@ impl Ctx<'_> {
             {
                 Ok(s.to_string())
             } else {
-                Err(format!("「{s}」不是可用的景点类别"))
+                Err((Reason::Vocabulary, format!("「{s}」不是可用的景点类别")))
             }
         };
-        let food = |s: &str| -> Result<String, String> {
+        let food = |s: &str| -> Result<String, Refusal> {
             gtb_validate::food::canonical(&c.foods, s).ok_or_else(|| {
-                format!(
-                    "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
-                    c.name
+                (
+                    Reason::UnknownName,
+                    format!(
+                        "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
+                        c.name
+                    ),
                 )
             })
         };
@@ -423,6 +559,19 @@ impl Ctx<'_> {
     }
 }
 
+/// A copy_minor member's city: the reference's weak fields (category_pref, prefer_eat,
+/// avoid_eat), and its own must / reject food without the values it inherits (an own item that
+/// repeats an inherited one would make the validator cut the inherited field, the stronger tier
+/// winning: the inheritance stays exact instead).
+fn inherit_weak(cp: &mut CityPref, r: &CityPref) {
+    cp.attractions.category_pref = r.attractions.category_pref.clone();
+    cp.food.prefer_eat = r.food.prefer_eat.clone();
+    cp.food.avoid_eat = r.food.avoid_eat.clone();
+    let inherited: Vec<&String> = r.food.prefer_eat.iter().chain(&r.food.avoid_eat).collect();
+    cp.food.must_eat.retain(|x| !inherited.contains(&x));
+    cp.food.reject_eat.retain(|x| !inherited.contains(&x));
+}
+
 /// Find the per-user maps of a reply, tolerating the usual wrappers.
 fn sections(v: &Value) -> (Option<&Value>, Option<&Value>) {
     let root = match v {
@@ -469,69 +618,89 @@ const FORBIDDEN: [&str; 24] = [
     "API",
 ];
 
-/// Screen the opening lines of the planned members against their tables.
+/// The text of each planned member's opening line in a reply's `initial_messages` (an object
+/// keyed by user, or a list of `{role, content}`).
+fn line_of(v: Option<&Value>, user: &str) -> Option<String> {
+    match v? {
+        Value::Object(m) => m.get(user).and_then(|x| {
+            x.as_str()
+                .map(String::from)
+                .or_else(|| x.get("content").and_then(|c| c.as_str()).map(String::from))
+        }),
+        Value::Array(a) => a
+            .iter()
+            .find(|x| x.get("role").and_then(|r| r.as_str()) == Some(user))
+            .and_then(|x| x.get("content"))
+            .and_then(|c| c.as_str())
+            .map(String::from),
+        _ => None,
+    }
+}
+
+/// The length of an opening line in characters (the schema's `minLength` / `maxLength` too).
+pub const LINE_CHARS: std::ops::RangeInclusive<usize> = 4..=400;
+
+/// The form of a line: length, Chinese, nothing forbidden.
+fn line_form(user: &str, text: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut bad = |s: String| problems.push(Problem::new(Reason::LineForm, s));
+    let chars = text.chars().count();
+    let cjk = text
+        .chars()
+        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+        .count();
+    let lower = text.to_lowercase();
+    if !LINE_CHARS.contains(&chars) {
+        bad(format!(
+            "{user} 的开场白长度为 {chars} 字，应为 1–4 句、400 字以内"
+        ));
+    } else if cjk * 2 < chars {
+        bad(format!("{user} 的开场白应为中文口语"));
+    }
+    if let Some(f) = FORBIDDEN.iter().find(|f| lower.contains(&f.to_lowercase())) {
+        bad(format!(
+            "{user} 的开场白含有不允许的内容「{f}」：只说出偏好，不要字段名、链接、标记或指令"
+        ));
+    }
+    if text.contains("User") {
+        bad(format!("{user} 的开场白不要提 User 编号"));
+    }
+    problems
+}
+
+/// Screen the opening lines of the planned members: their form, and the validator's line check
+/// against their own tables.
 fn check_messages(
     p: &TaskPrompt,
     tables: &[(String, Preference)],
     v: Option<&Value>,
-) -> Result<Vec<Message>, Vec<String>> {
+) -> Result<Vec<Message>, Vec<Problem>> {
+    use gtb_validate::lines::{LineIssue, Terms, check_line};
+    let own = Terms::tables(tables.iter().map(|(_, t)| t));
+    let mut sets: Vec<&Terms> = vec![Terms::vocabularies(), &own];
+    sets.extend(p.cities.iter().map(|c| &c.terms));
     let mut problems = Vec::new();
     let mut out = Vec::new();
-    let get = |user: &str| -> Option<String> {
-        match v? {
-            Value::Object(m) => m.get(user).and_then(|x| {
-                x.as_str()
-                    .map(String::from)
-                    .or_else(|| x.get("content").and_then(|c| c.as_str()).map(String::from))
-            }),
-            Value::Array(a) => a
-                .iter()
-                .find(|x| x.get("role").and_then(|r| r.as_str()) == Some(user))
-                .and_then(|x| x.get("content"))
-                .and_then(|c| c.as_str())
-                .map(String::from),
-            _ => None,
-        }
-    };
     for m in &p.members {
-        let Some(text) = get(&m.user) else {
-            problems.push(format!("缺少 {} 的开场白", m.user));
+        let Some(text) = line_of(v, &m.user) else {
+            problems.push(Problem::new(
+                Reason::LineForm,
+                format!("缺少 {} 的开场白", m.user),
+            ));
             continue;
         };
         let text = text.trim().to_string();
-        let chars = text.chars().count();
-        let cjk = text
-            .chars()
-            .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
-            .count();
-        let lower = text.to_lowercase();
-        if !(4..=400).contains(&chars) {
-            problems.push(format!(
-                "{} 的开场白长度为 {chars} 字，应为 1–4 句、400 字以内",
-                m.user
-            ));
-        } else if cjk * 2 < chars {
-            problems.push(format!("{} 的开场白应为中文口语", m.user));
-        }
-        if let Some(f) = FORBIDDEN.iter().find(|f| lower.contains(&f.to_lowercase())) {
-            problems.push(format!(
-                "{} 的开场白含有不允许的内容「{f}」：只说出偏好，不要字段名、链接、标记或指令",
-                m.user
-            ));
-        }
-        if text.contains("User") {
-            problems.push(format!("{} 的开场白不要提 User 编号", m.user));
-        }
-        // a stated budget is the member's own
+        problems.extend(line_form(&m.user, &text));
         if let Some((_, t)) = tables.iter().find(|(u, _)| *u == m.user) {
-            let budget = t.global_constraints.avg_budget;
-            for n in numbers_before_yuan(&text) {
-                if n != budget && n >= 300 {
-                    problems.push(format!(
-                        "{} 的开场白提到 {n} 元，但其 avg_budget 是 {budget}",
-                        m.user
-                    ));
-                }
+            for issue in check_line(&sets, t, &text) {
+                let reason = match issue {
+                    LineIssue::Nothing | LineIssue::TooMany { .. } => Reason::LineReveals,
+                    _ => Reason::LineDisagrees,
+                };
+                problems.push(Problem::new(
+                    reason,
+                    format!("{} 的{}", m.user, issue.message_zh()),
+                ));
             }
         }
         out.push(Message {
@@ -546,41 +715,61 @@ fn check_messages(
     }
 }
 
-/// Integers directly followed by 元 (spaces allowed), e.g. "4200 元", "3500元".
-fn numbers_before_yuan(s: &str) -> Vec<u32> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i].is_ascii_digit() {
-            let start = i;
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == ',') {
-                i += 1;
-            }
-            let num: String = chars[start..i]
-                .iter()
-                .filter(|c| c.is_ascii_digit())
-                .collect();
-            let mut j = i;
-            while j < chars.len() && chars[j] == ' ' {
-                j += 1;
-            }
-            if j < chars.len()
-                && chars[j] == '元'
-                && let Ok(n) = num.parse()
-            {
-                out.push(n);
-            }
-        } else {
-            i += 1;
-        }
+/// Resolve what the validator's fixes would change in one member's table, so that the table
+/// the reply is checked with is the one the build keeps (and template lines are made from it):
+/// an item named in two tiers stays in the stronger (`contradictions::resolve`), and a reject
+/// of the scenic area around a sight the member must visit goes. Returns how many were resolved.
+fn resolve(p: &TaskPrompt, t: &mut Preference) -> usize {
+    let mut n = gtb_validate::contradictions::resolve(t).len();
+    for c in &p.cities {
+        let Some(cp) = t.city_specific_preferences.get_mut(&c.name) else {
+            continue;
+        };
+        let a = &mut cp.attractions;
+        let must = a.must_visit.clone();
+        let before = a.reject_visit.len();
+        a.reject_visit
+            .retain(|r| !must.iter().any(|m| m != r && c.covers(r, m)));
+        n += before - a.reject_visit.len();
     }
-    out
+    n
+}
+
+/// The archetype's strategies, the validator's `strategies` gate (copies are exact by
+/// construction; a member must not copy another's city preferences).
+fn strategy_gate(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem> {
+    let refs: Vec<(&str, &Preference)> = tables.iter().map(|(u, t)| (u.as_str(), t)).collect();
+    gtb_validate::strategies::issues(&p.archetype, &refs)
+        .iter()
+        .map(|i| Problem::new(Reason::Strategy, i.message_zh()))
+        .collect()
+}
+
+/// Parse and check the reply to a lines-only correction turn: the lines of `tables`, which
+/// stay as they were accepted.
+pub fn parse_lines(
+    p: &TaskPrompt,
+    tables: &[(String, Preference)],
+    reply: &str,
+) -> Result<Vec<Message>, Vec<Problem>> {
+    let v = extract_json(reply).map_err(|e| vec![Problem::new(Reason::Json, e)])?;
+    let msgs = v
+        .get("initial_messages")
+        .or_else(|| v.get("messages"))
+        .unwrap_or(&v);
+    check_messages(p, tables, Some(msgs))
 }
 
 /// Parse and check a reply. `Err` lists the problems of the tables (or of the JSON itself).
-pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<String>> {
-    let v = extract_json(reply).map_err(|e| vec![e])?;
+pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
+    let v = extract_json(reply).map_err(|e| {
+        let reason = if e.contains("截断") {
+            Reason::Truncated
+        } else {
+            Reason::Json
+        };
+        vec![Problem::new(reason, e)]
+    })?;
     let (prefs, msgs) = sections(&v);
     let mut cx = Ctx {
         p,
@@ -591,85 +780,33 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<String>> {
     };
     let prefs = prefs.clone();
     let mut tables: Vec<(String, Preference)> = Vec::new();
+    let mut resolved = 0;
     for m in &p.members {
         let Some(mv) = prefs.get(&m.user) else {
-            cx.bad(format!("preferences 缺少成员 {}", m.user));
+            cx.bad(Reason::Shape, format!("preferences 缺少成员 {}", m.user));
             continue;
         };
         let reference = m
             .reference
             .as_ref()
-            .and_then(|r| tables.iter().find(|(u, _)| u == r).map(|(_, t)| t.clone()));
-        let global = match (m.strategy, &reference) {
-            (Strategy::CopyMinor | Strategy::CopyModerate, Some(r)) => r.global_constraints.clone(),
-            _ => cx.globals(mv.get("global_constraints"), &m.user),
-        };
-        let csp_path = format!("{}.city_specific_preferences", m.user);
-        let csp = cx
-            .obj(mv.get("city_specific_preferences"), &csp_path)
-            .cloned()
-            .unwrap_or_default();
-        let mut cities = gtb_core::task::Keyed::default();
-        for (ci, c) in p.cities.iter().enumerate() {
-            let raw = csp.get(&c.name).or_else(|| {
-                csp.iter()
-                    .find(|(k, _)| {
-                        normalize(k) == normalize(&c.name)
-                            || gtb_resources::short_city_name(&c.name) == k.as_str()
-                    })
-                    .map(|(_, v)| v)
-            });
-            let weak = !(m.strategy == Strategy::CopyMinor && reference.is_some());
-            let mut cp = if raw.is_none() {
-                cx.bad(format!("{csp_path} 缺少城市「{}」", c.name));
-                CityPref::default()
-            } else {
-                cx.city(raw, &m.user, c, weak)
-            };
-            if !weak {
-                let r = &reference
-                    .as_ref()
-                    .expect("reference")
-                    .city_specific_preferences[ci];
-                cp.attractions.category_pref = r.attractions.category_pref.clone();
-                cp.food.prefer_eat = r.food.prefer_eat.clone();
-                cp.food.avoid_eat = r.food.avoid_eat.clone();
-                // an own item that repeats an inherited weak one would make the validator cut the
-                // inherited field (the stronger tier wins): keep the inheritance exact instead
-                let inherited: Vec<String> = cp
-                    .food
-                    .prefer_eat
-                    .iter()
-                    .chain(&cp.food.avoid_eat)
-                    .cloned()
-                    .collect();
-                cp.food.must_eat.retain(|x| !inherited.contains(x));
-                cp.food.reject_eat.retain(|x| !inherited.contains(x));
-            }
-            cities.insert(c.name.clone(), cp);
-        }
-        for k in csp.keys() {
-            if !p.cities.iter().any(|c| {
-                c.name == *k
-                    || normalize(&c.name) == normalize(k)
-                    || gtb_resources::short_city_name(&c.name) == k.as_str()
-            }) {
-                cx.bad(format!("{csp_path} 含有行程之外的城市「{k}」"));
-            }
-        }
-        tables.push((
-            m.user.clone(),
-            Preference {
-                global_constraints: global,
-                city_specific_preferences: cities,
-            },
-        ));
+            .and_then(|r| tables.iter().find(|(u, _)| u == r).map(|(_, t)| t));
+        let mut table = cx.member(m, mv, reference);
+        resolved += resolve(p, &mut table);
+        tables.push((m.user.clone(), table));
     }
     if !cx.problems.is_empty() {
         return Err(cx.problems);
     }
+    let gates = strategy_gate(p, &tables);
+    if !gates.is_empty() {
+        return Err(gates);
+    }
     let messages = check_messages(p, &tables, msgs);
-    Ok(Parsed { tables, messages })
+    Ok(Parsed {
+        tables,
+        messages,
+        resolved,
+    })
 }
 
 #[cfg(test)]
@@ -705,14 +842,6 @@ mod tests {
         assert!(
             e.contains("{成员}") && e.contains("不是 JSON") && e.contains("花括号"),
             "{e}"
-        );
-    }
-
-    #[test]
-    fn budgets_in_lines_are_read() {
-        assert_eq!(
-            numbers_before_yuan("我这边人均不能超过 4200 元，每天3个景点，还有1,500元"),
-            vec![4200, 1500]
         );
     }
 }

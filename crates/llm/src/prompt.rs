@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Bump when the meaning of the prompts or of the context changes (the file digest is added).
-pub const PROMPTS_VERSION: &str = "prompts-v3";
+pub const PROMPTS_VERSION: &str = "prompts-v4";
 
 pub const SYSTEM: &str = include_str!("../../../prompts/system.md");
 pub const STRATEGY_INDEPENDENT: &str = include_str!("../../../prompts/strategy_independent.md");
@@ -24,6 +24,7 @@ pub const STRATEGY_COPY_MODERATE: &str = include_str!("../../../prompts/strategy
 pub const STRATEGY_COPY_MINOR: &str = include_str!("../../../prompts/strategy_copy_minor.md");
 pub const OPENING_MESSAGES: &str = include_str!("../../../prompts/opening_messages.md");
 pub const CORRECTION: &str = include_str!("../../../prompts/correction.md");
+pub const LINES_ONLY: &str = include_str!("../../../prompts/lines_only.md");
 
 /// `prompts-v1+<digest of every prompt file>`: changes whenever a prompt does.
 pub fn prompts_version() -> String {
@@ -35,6 +36,7 @@ pub fn prompts_version() -> String {
         STRATEGY_COPY_MINOR,
         OPENING_MESSAGES,
         CORRECTION,
+        LINES_ONLY,
     ] {
         h.update(p.as_bytes());
         h.update(b"\0");
@@ -42,15 +44,16 @@ pub fn prompts_version() -> String {
     format!("{PROMPTS_VERSION}+{}", &h.finalize().to_hex()[..12])
 }
 
-/// One transport option of a leg as the model sees it: mode, fare, minutes, whether it is direct
-/// and, when not, how many changes and where.
+/// One transport option of a leg as the model sees it: a row [mode, fare, minutes], and for an
+/// option with changes of train also [.., changes, "where、where"] (rows, not objects: the keys
+/// of every option would cost more tokens than its values).
 fn transport_option(o: &gtb_resources::TransportOption) -> Value {
-    let mut v = json!({"mode": o.mode, "fare": o.fare, "minutes": o.minutes, "direct": o.direct()});
+    let mut row = vec![json!(o.mode), json!(o.fare), json!(o.minutes)];
     if !o.direct() {
-        v["transfers"] = json!(o.transfers);
-        v["via"] = json!(o.via);
+        row.push(json!(o.transfers));
+        row.push(json!(o.via.join("、")));
     }
-    v
+    Value::Array(row)
 }
 
 /// The correction turn after a rejected reply.
@@ -92,6 +95,8 @@ pub struct CityCandidates {
     pub foods: Vec<gtb_resources::Food>,
     /// the city's attraction names and aliases, to resolve other spellings of a candidate
     pub names: CityNames,
+    /// attraction name -> the scenic areas it lies in (a reject of one covers it)
+    pub areas: HashMap<String, Vec<String>>,
 }
 
 impl CityCandidates {
@@ -108,6 +113,14 @@ impl CityCandidates {
             .get_key_value(k)
             .map(|(k, open)| (k.clone(), *open))
     }
+    /// Whether rejecting `area` rejects `spot` too: the same place, or an area it lies in.
+    pub fn covers(&self, area: &str, spot: &str) -> bool {
+        area == spot
+            || self
+                .areas
+                .get(spot)
+                .is_some_and(|a| a.iter().any(|x| x == area))
+    }
 }
 
 /// The grounding of one city for one set of open attractions, shared by every task that
@@ -119,6 +132,8 @@ pub struct CityData {
     pub json: Box<RawValue>,
     /// the city's `$defs` members (`"poi<id>":{…},…`), serialised
     pub defs: String,
+    /// what its opening lines are read with (`gtb_validate::lines`)
+    pub terms: gtb_validate::lines::Terms,
 }
 
 impl std::ops::Deref for CityData {
@@ -140,6 +155,67 @@ pub struct TaskPrompt {
     pub members: Vec<Member>,
     pub cities: Vec<Arc<CityData>>,
     pub min_budget: u32,
+    /// the task's archetype (its strategies are checked on the reply)
+    pub archetype: gtb_resources::Archetype,
+    /// the plausible ranges of the scalars (`[validate]`)
+    pub ranges: gtb_core::config::Validate,
+    /// attraction candidates offered per city (fewer than configured when fitted to the window)
+    pub attractions_offered: usize,
+    /// estimated tokens of the system and user messages
+    pub tokens: u32,
+}
+
+/// What prompts are built with, besides the task.
+pub struct Settings<'a> {
+    /// attraction candidates offered per city at most
+    pub max_attractions: usize,
+    pub conflicts: &'a Conflicts,
+    /// `[validate]`: the meal cost of the budget floor and the scalar ranges
+    pub validate: &'a gtb_core::config::Validate,
+    /// the server's context window and the configured completion budget, when known
+    pub window: Option<(&'a crate::window::Window, u32)>,
+}
+
+/// The fewest attraction candidates a city is offered when a prompt is fitted to the window
+/// (a member names up to two it must visit and one it rejects).
+const MIN_ATTRACTIONS: usize = 4;
+
+/// The fewest food values a city is offered when a prompt is fitted to the window.
+const MIN_FOOD: usize = 8;
+
+/// Build the prompt of a task attempt, fitted to the server's context window when it is
+/// known: with fewer attraction candidates (and food values) per city until the messages
+/// leave the reply its room. `Err` says why no prompt fits.
+pub fn build(
+    ctx: &TaskContext,
+    memo: &Memo,
+    set: &Settings,
+    feedback: Option<&str>,
+) -> Result<TaskPrompt, String> {
+    let mut n = set.max_attractions.max(1);
+    loop {
+        let p = build_with(ctx, memo, set, n, feedback);
+        let Some((w, max_tokens)) = set.window else {
+            return Ok(p);
+        };
+        if w.fits(max_tokens, p.tokens) {
+            return Ok(p);
+        }
+        let budget = w.prompt_budget(max_tokens);
+        if n <= MIN_ATTRACTIONS {
+            return Err(format!(
+                "the prompt of {} needs about {} tokens with {n} attraction candidates per city, but the server's context of {} tokens ({}) leaves {budget} once the reply's {} are reserved: start the server with a larger context (llama.cpp: -c is split over the -np slots), or lower --max-tokens",
+                ctx.skeleton.task_id,
+                p.tokens,
+                w.tokens,
+                w.source,
+                w.reply_reserve(max_tokens)
+            ));
+        }
+        // the candidates are most of what can go: scale them to the room, a little under
+        let scaled = n * budget as usize / p.tokens.max(1) as usize * 9 / 10;
+        n = scaled.clamp(MIN_ATTRACTIONS, n - 1);
+    }
 }
 
 /// Food values of a city (as the offline generator offers them): categories of its entries and
@@ -242,18 +318,15 @@ fn conflict_plan(ctx: &TaskContext, members: &[Member], c: &Conflicts) -> Vec<St
 }
 
 /// Build the prompt, schema and candidate sets of one task attempt.
-pub fn build(
+fn build_with(
     ctx: &TaskContext,
     memo: &Memo,
+    set: &Settings,
     max_attractions: usize,
-    conflicts: &Conflicts,
-    min_meal_cost: u32,
     feedback: Option<&str>,
 ) -> TaskPrompt {
-    let res = ctx.res;
-    let a = ctx.archetype;
-    let sk = ctx.skeleton;
-    let members: Vec<Member> = a
+    let members: Vec<Member> = ctx
+        .archetype
         .planned_slots()
         .map(|s| Member {
             user: s.user.clone(),
@@ -261,36 +334,69 @@ pub fn build(
             reference: s.reference.clone(),
         })
         .collect();
-
-    // ---- candidates per city (memoised per set of open attractions) ----------------------
-    let mut cities: Vec<Arc<CityData>> = Vec::new();
-    for &c in &ctx.cities {
-        let open: Vec<bool> = res.attractions[c as usize]
-            .iter()
-            .map(|x| ctx.open_during_trip(x))
-            .collect();
-        let mut h = blake3::Hasher::new();
-        h.update(&(max_attractions as u64).to_le_bytes());
-        h.update(&open.iter().map(|&b| b as u8).collect::<Vec<u8>>());
-        let sig: [u8; 16] = h.finalize().as_bytes()[..16].try_into().expect("16 bytes");
-        let hit = memo.lock().expect("memo").get(&(c, sig)).cloned();
-        let data = match hit {
-            Some(d) => d,
-            None => {
-                let d = Arc::new(city_data(ctx, c, &open, max_attractions));
-                memo.lock()
-                    .expect("memo")
-                    .entry((c, sig))
-                    .or_insert(d)
-                    .clone()
-            }
-        };
-        cities.push(data);
+    let cities: Vec<Arc<CityData>> = ctx
+        .cities
+        .iter()
+        .map(|&c| city_grounding(ctx, memo, c, max_attractions))
+        .collect();
+    let min_budget = min_budget(ctx, set.validate.min_meal_cost);
+    let user = context_json(ctx, set, &members, &cities, min_budget, feedback);
+    let system = system_message(set.validate, &members);
+    let schema_json = schema(&members, &cities, min_budget, set.validate);
+    let tokens = crate::window::estimate_tokens(&system) + crate::window::estimate_tokens(&user);
+    TaskPrompt {
+        system,
+        user,
+        schema_json,
+        members,
+        cities,
+        min_budget,
+        archetype: ctx.archetype.clone(),
+        ranges: set.validate.clone(),
+        attractions_offered: max_attractions,
+        tokens,
     }
+}
 
-    // ---- the context object ---------------------------------------------------------------
-    let legs = res.route_legs(ctx.hub, &ctx.cities);
-    let transport: Vec<Value> = legs
+/// The grounding of one city, memoised per set of attractions open during the trip.
+fn city_grounding(
+    ctx: &TaskContext,
+    memo: &Memo,
+    c: CityId,
+    max_attractions: usize,
+) -> Arc<CityData> {
+    let open: Vec<bool> = ctx.res.attractions[c as usize]
+        .iter()
+        .map(|x| ctx.open_during_trip(x))
+        .collect();
+    let mut h = blake3::Hasher::new();
+    h.update(&(max_attractions as u64).to_le_bytes());
+    h.update(&open.iter().map(|&b| b as u8).collect::<Vec<u8>>());
+    let sig: [u8; 16] = h.finalize().as_bytes()[..16].try_into().expect("16 bytes");
+    let hit = memo.lock().expect("memo").get(&(c, sig)).cloned();
+    if let Some(d) = hit {
+        return d;
+    }
+    let d = Arc::new(city_data(ctx, c, &open, max_attractions));
+    memo.lock()
+        .expect("memo")
+        .entry((c, sig))
+        .or_insert(d)
+        .clone()
+}
+
+/// The user message: the grounding context as one JSON object.
+fn context_json(
+    ctx: &TaskContext,
+    set: &Settings,
+    members: &[Member],
+    cities: &[Arc<CityData>],
+    min_budget: u32,
+    feedback: Option<&str>,
+) -> String {
+    let (res, a, sk) = (ctx.res, ctx.archetype, ctx.skeleton);
+    let transport: Vec<Value> = res
+        .route_legs(ctx.hub, &ctx.cities)
         .iter()
         .map(|&(x, y)| {
             json!({
@@ -300,33 +406,11 @@ pub fn build(
             })
         })
         .collect();
-    let member_json: Vec<Value> = members
-        .iter()
-        .map(|m| {
-            let slot = a.slot(&m.user).expect("planned slot");
-            let p = ctx.profile_of(&m.user);
-            json!({
-                "user": m.user,
-                "role": slot.role,
-                "strategy": m.strategy.as_str(),
-                "reference": m.reference,
-                "compromisable": sk.compromise_pattern.contains(&m.user),
-                "profile": {"age": p.age, "gender": p.gender, "marital": p.marital, "parenting": p.parenting, "home_province": p.home_province},
-            })
-        })
-        .collect();
-    let children: Vec<Value> = a
-        .children()
-        .map(|s| json!({"user": s.user, "role": s.role}))
-        .collect();
-    let min_budget = min_budget(ctx, min_meal_cost);
     let pace = match a.pace {
         gtb_resources::archetypes::Pace::Relaxed => "relaxed",
         gtb_resources::archetypes::Pace::Normal => "normal",
         gtb_resources::archetypes::Pace::Active => "active",
     };
-    let city_candidates: IndexMap<&str, &RawValue> =
-        cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect();
     let context = Context {
         task_id: &sk.task_id,
         departure_city: &sk.departure_city,
@@ -343,20 +427,40 @@ pub fn build(
             "spend": a.spend,
             "dynamics": a.dynamics,
         }),
-        members: member_json,
-        children_without_table: children,
+        members: members.iter().map(|m| member_json(ctx, m)).collect(),
+        children_without_table: a
+            .children()
+            .map(|s| json!({"user": s.user, "role": s.role}))
+            .collect(),
         transport,
         modes_on_every_leg: res.modes_on_all_legs(ctx.hub, &ctx.cities),
         min_budget,
-        city_candidates,
+        city_candidates: cities.iter().map(|d| (d.name.as_str(), &*d.json)).collect(),
         food_anywhere: vocab::FOOD_ANYWHERE,
-        conflict_plan: conflict_plan(ctx, &members, conflicts),
+        conflict_plan: conflict_plan(ctx, members, set.conflicts),
         previous_attempt_feedback: feedback,
     };
-    let user = serde_json::to_string(&context).expect("context serialises");
+    serde_json::to_string(&context).expect("context serialises")
+}
 
-    // ---- the system message: base + the strategies present + opening lines ----------------
-    let mut system = SYSTEM.trim_end().to_string();
+/// One member as the model sees it (the profile in words: fewer tokens than its keys).
+fn member_json(ctx: &TaskContext, m: &Member) -> Value {
+    let slot = ctx.archetype.slot(&m.user).expect("planned slot");
+    let p = ctx.profile_of(&m.user);
+    json!({
+        "user": m.user,
+        "role": slot.role,
+        "strategy": m.strategy.as_str(),
+        "reference": m.reference,
+        "compromisable": ctx.skeleton.compromise_pattern.contains(&m.user),
+        "profile": format!("{}岁，{}，{}，{}，{}", p.age, p.gender, p.marital, p.parenting, p.home_province),
+    })
+}
+
+/// The system message: the base text, the sections of the strategies present, the opening
+/// lines.
+fn system_message(v: &gtb_core::config::Validate, members: &[Member]) -> String {
+    let mut system = system_text(v);
     for s in [
         Strategy::Independent,
         Strategy::CopyModerate,
@@ -369,16 +473,23 @@ pub fn build(
     }
     system.push_str("\n\n");
     system.push_str(OPENING_MESSAGES.trim_end());
+    system
+}
 
-    let schema_json = schema(&members, &cities, min_budget);
-    TaskPrompt {
-        system,
-        user,
-        schema_json,
-        members,
-        cities,
-        min_budget,
+/// `system.md` with the scalar ranges of `[validate]` in place of its `{avg_budget}`,
+/// `{max_poi_per_day}` and `{max_active_hours}`.
+fn system_text(v: &gtb_core::config::Validate) -> String {
+    use gtb_core::prefs::Scalar;
+    let mut text = SYSTEM.trim_end().to_string();
+    for s in Scalar::ALL {
+        let r = v.scalar_range(s);
+        let name = s.path().rsplit('.').next().unwrap_or_default();
+        text = text.replace(
+            &format!("{{{name}}}"),
+            &format!("{}–{}", r.start(), r.end()),
+        );
     }
+    text
 }
 
 /// The user message: the grounding context, in this key order.
@@ -430,8 +541,14 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
             .map(|s| s.to_string())
             .collect();
     }
-    let food = food_values(ctx, c);
-    let hotels: Vec<Value> = res.hotels[c as usize].iter().map(|h| json!({"category": h.category, "price_low": h.price_low, "price_high": h.price_high})).collect();
+    // a prompt fitted to a small window offers fewer food values too (the first, the city's
+    // own categories and dishes, stay)
+    let mut food = food_values(ctx, c);
+    food.truncate(max_attractions.max(MIN_FOOD));
+    let hotels: Vec<Value> = res.hotels[c as usize]
+        .iter()
+        .map(|h| json!([h.category, h.price_low, h.price_high]))
+        .collect();
     let json = obj(vec![
         ("attractions", attractions_json(atts, &offered)),
         (
@@ -445,11 +562,7 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         ),
         (
             "food",
-            Value::Array(
-                food.iter()
-                    .map(|(v, k, p)| json!({"value": v, "kind": k, "price": p}))
-                    .collect(),
-            ),
+            Value::Array(food.iter().map(|(v, k, p)| json!([v, k, p])).collect()),
         ),
         ("hotels", Value::Array(hotels)),
     ]);
@@ -461,6 +574,15 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         food: food.into_iter().map(|(v, _, _)| v).collect(),
         foods: res.food[c as usize].clone(),
         names: CityNames::of_city(res, c),
+        areas: atts
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.parent.is_some())
+            .map(|(i, x)| {
+                let around = parents::ancestors(atts, i).map(|a| atts[a].name.clone());
+                (x.name.clone(), around.collect())
+            })
+            .collect(),
     };
     let defs = city_defs(c, &cand);
     CityData {
@@ -469,16 +591,27 @@ fn city_data(ctx: &TaskContext, c: CityId, open: &[bool], max_attractions: usize
         json: RawValue::from_string(serde_json::to_string(&json).expect("serialises"))
             .expect("JSON"),
         defs,
+        terms: gtb_validate::lines::inventory_terms(res, c),
     }
 }
 
-/// The offered attractions of a city, most popular first, each part of a scenic area listed
-/// under its area (`parts`: its `ticket` is the extra fee inside the area's ticket), or, when the
-/// area itself is not offered, with `part_of` naming it.
+/// The offered attractions of a city as rows [name, category, popularity, ticket], most
+/// popular first, each part of a scenic area right after its area with a fifth column naming
+/// it (its `ticket` is the extra fee inside the area's ticket); a part whose area is not
+/// offered names it all the same.
 fn attractions_json(atts: &[Attraction], offered: &[usize]) -> Value {
-    let entry = |i: usize| {
+    let row = |i: usize, area: Option<usize>| {
         let x = &atts[i];
-        json!({"name": x.name, "category": x.category, "popularity": x.popularity, "ticket": x.ticket})
+        let mut r = vec![
+            json!(x.name),
+            json!(x.category),
+            json!(x.popularity),
+            json!(x.ticket),
+        ];
+        if let Some(a) = area {
+            r.push(json!(atts[a].name));
+        }
+        Value::Array(r)
     };
     // the outermost offered area around an attraction (parts of parts join the outer area)
     let area = |i: usize| {
@@ -488,19 +621,10 @@ fn attractions_json(atts: &[Attraction], offered: &[usize]) -> Value {
     };
     let mut out = Vec::with_capacity(offered.len());
     for &i in offered.iter().filter(|&&i| area(i).is_none()) {
-        let mut e = entry(i);
-        let parts: Vec<Value> = offered
-            .iter()
-            .filter(|&&k| area(k) == Some(i))
-            .map(|&k| entry(k))
-            .collect();
-        if !parts.is_empty() {
-            e["parts"] = Value::Array(parts);
+        out.push(row(i, atts[i].parent.map(|p| p as usize)));
+        for &k in offered.iter().filter(|&&k| area(k) == Some(i)) {
+            out.push(row(k, Some(i)));
         }
-        if let Some(p) = atts[i].parent {
-            e["part_of"] = Value::String(atts[p as usize].name.clone());
-        }
-        out.push(e);
     }
     Value::Array(out)
 }
@@ -620,9 +744,119 @@ fn city_defs(id: CityId, c: &CityCandidates) -> String {
     text[1..text.len() - 1].to_string()
 }
 
+/// The schema of the opening lines: one string per member, in slot order, within the line
+/// check's length bounds.
+fn lines_schema(members: &[Member]) -> Value {
+    let mut by_slot: Vec<&Member> = members.iter().collect();
+    by_slot.sort_by_key(|m| {
+        m.user
+            .trim_start_matches("User")
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
+    let (lo, hi) = (
+        crate::parse::LINE_CHARS.start(),
+        crate::parse::LINE_CHARS.end(),
+    );
+    object(
+        by_slot
+            .iter()
+            .map(|m| {
+                (
+                    m.user.as_str(),
+                    json!({"type": "string", "minLength": lo, "maxLength": hi}),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// A correction turn that asks for the opening lines alone, once a reply's tables passed: the
+/// accepted tables, the roles and the problems, without the grounding the tables were chosen
+/// from (the lines speak of the tables only). Its messages and schema.
+pub fn lines_request(
+    p: &TaskPrompt,
+    tables: &[(String, gtb_core::task::Preference)],
+    problems: &[String],
+) -> (Vec<Value>, String) {
+    let roles: Map<String, Value> = p
+        .members
+        .iter()
+        .filter_map(|m| {
+            let slot = p.archetype.slot(&m.user)?;
+            Some((m.user.clone(), Value::String(slot.role.clone())))
+        })
+        .collect();
+    let prefs: Map<String, Value> = tables
+        .iter()
+        .map(|(u, t)| (u.clone(), serde_json::to_value(t).expect("a table")))
+        .collect();
+    let user = json!({
+        "cities": p.cities.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        "roles": roles,
+        "preferences": prefs,
+        "problems": problems,
+    });
+    let system = format!(
+        "{}\n\n{}",
+        LINES_ONLY.trim_end(),
+        OPENING_MESSAGES.trim_end()
+    );
+    let messages = vec![
+        json!({"role": "system", "content": system}),
+        json!({"role": "user", "content": user.to_string()}),
+    ];
+    let schema = object(vec![("initial_messages", lines_schema(&p.members))]);
+    (
+        messages,
+        serde_json::to_string(&schema).expect("serialises"),
+    )
+}
+
+/// The schema of a member's global constraints: the scalars within `[validate]`'s ranges
+/// (avg_budget from `min_budget` up), list sizes as bounds.
+fn globals_schema(min_budget: u32, v: &gtb_core::config::Validate) -> Value {
+    use gtb_core::prefs::Scalar;
+    let bounds = |s: Scalar, floor: u32| {
+        let r = v.scalar_range(s);
+        json!({"type": "integer", "minimum": floor.clamp(*r.start(), *r.end()), "maximum": r.end()})
+    };
+    object(vec![
+        ("avg_budget", bounds(Scalar::AvgBudget, min_budget)),
+        (
+            "transport",
+            object(vec![
+                ("must", list(r("mode"), 0, 2)),
+                ("prefer", list(r("mode"), 0, 2)),
+                ("avoid", list(r("mode"), 0, 1)),
+                ("reject", list(r("mode"), 0, 1)),
+            ]),
+        ),
+        (
+            "intensity",
+            object(vec![
+                ("max_poi_per_day", bounds(Scalar::MaxPoiPerDay, 0)),
+                ("max_active_hours", bounds(Scalar::MaxActiveHours, 0)),
+            ]),
+        ),
+        (
+            "hotel_preference",
+            object(vec![
+                ("prefer", list(r("hotel"), 1, 3)),
+                ("avoid", list(r("hotel"), 0, 1)),
+            ]),
+        ),
+    ])
+}
+
 /// The JSON schema of a reply (as sent): closed vocabularies and candidate names as enums, list
 /// sizes as bounds, and per member only the fields its strategy generates.
-pub fn schema(members: &[Member], cities: &[Arc<CityData>], min_budget: u32) -> String {
+pub fn schema(
+    members: &[Member],
+    cities: &[Arc<CityData>],
+    min_budget: u32,
+    v: &gtb_core::config::Validate,
+) -> String {
     let modes: Vec<String> = vocab::TRANSPORT_MODES
         .iter()
         .map(|s| s.to_string())
@@ -634,44 +868,7 @@ pub fn schema(members: &[Member], cities: &[Arc<CityData>], min_budget: u32) -> 
     let mut defs = Map::new();
     defs.insert("mode".into(), str_enum(&modes));
     defs.insert("hotel".into(), str_enum(&hotels));
-    defs.insert(
-        "globals".into(),
-        object(vec![
-            (
-                "avg_budget",
-                json!({"type": "integer", "minimum": min_budget, "maximum": 100000}),
-            ),
-            (
-                "transport",
-                object(vec![
-                    ("must", list(r("mode"), 0, 2)),
-                    ("prefer", list(r("mode"), 0, 2)),
-                    ("avoid", list(r("mode"), 0, 1)),
-                    ("reject", list(r("mode"), 0, 1)),
-                ]),
-            ),
-            (
-                "intensity",
-                object(vec![
-                    (
-                        "max_poi_per_day",
-                        json!({"type": "integer", "enum": [2, 3, 4]}),
-                    ),
-                    (
-                        "max_active_hours",
-                        json!({"type": "integer", "enum": [6, 7, 8, 9, 10]}),
-                    ),
-                ]),
-            ),
-            (
-                "hotel_preference",
-                object(vec![
-                    ("prefer", list(r("hotel"), 1, 3)),
-                    ("avoid", list(r("hotel"), 0, 1)),
-                ]),
-            ),
-        ]),
-    );
+    defs.insert("globals".into(), globals_schema(min_budget, v));
     let city_block = |minor: bool| {
         let props: Vec<(&str, Value)> = cities
             .iter()
@@ -702,20 +899,9 @@ pub fn schema(members: &[Member], cities: &[Arc<CityData>], min_budget: u32) -> 
         };
         prefs.push((m.user.as_str(), v));
     }
-    let mut by_slot: Vec<&Member> = members.iter().collect();
-    by_slot.sort_by_key(|m| {
-        m.user
-            .trim_start_matches("User")
-            .parse::<u32>()
-            .unwrap_or(u32::MAX)
-    });
-    let msgs: Vec<(&str, Value)> = by_slot
-        .iter()
-        .map(|m| (m.user.as_str(), json!({"type": "string"})))
-        .collect();
     let top = object(vec![
         ("preferences", object(prefs)),
-        ("initial_messages", object(msgs)),
+        ("initial_messages", lines_schema(members)),
     ]);
     let top = serde_json::to_string(&top).expect("serialises");
     let mut defs = serde_json::to_string(&Value::Object(defs)).expect("serialises");
@@ -759,21 +945,33 @@ mod tests {
             att("华山南峰", 0, Some(0)),
         ];
         let v = attractions_json(&atts, &[0, 1, 2, 3, 4]);
-        let names = |v: &Value| -> Vec<String> {
+        let rows = |v: &Value| -> Vec<String> {
             v.as_array()
                 .unwrap()
                 .iter()
-                .map(|e| e["name"].as_str().unwrap().to_string())
+                .map(|r| {
+                    let r = r.as_array().unwrap();
+                    match r.get(4) {
+                        Some(a) => format!("{} in {}", r[0].as_str().unwrap(), a.as_str().unwrap()),
+                        None => r[0].as_str().unwrap().to_string(),
+                    }
+                })
                 .collect()
         };
-        assert_eq!(names(&v), ["华山", "西岳庙"]);
         // parts of parts join the outermost offered area (华山南峰 itself is not offered)
-        assert_eq!(names(&v[0]["parts"]), ["华山西峰", "翠云宫", "长空栈道"]);
-        assert!(v[1].get("parts").is_none() && v[1].get("part_of").is_none());
+        assert_eq!(
+            rows(&v),
+            [
+                "华山",
+                "华山西峰 in 华山",
+                "翠云宫 in 华山",
+                "长空栈道 in 华山",
+                "西岳庙"
+            ]
+        );
         // no area offered: the part names the area it lies in
         let v = attractions_json(&atts, &[3, 4]);
-        assert_eq!(names(&v), ["西岳庙", "长空栈道"]);
-        assert_eq!(v[1]["part_of"], "华山南峰");
+        assert_eq!(rows(&v), ["西岳庙", "长空栈道 in 华山南峰"]);
     }
 
     #[test]

@@ -157,6 +157,15 @@ impl Archetype {
     pub fn children(&self) -> impl Iterator<Item = &Slot> {
         self.slots.iter().filter(|s| s.strategy == Strategy::Skip)
     }
+    /// Whether one of two members copies the other's weak city fields (copy_minor): they share
+    /// category_pref, prefer_eat and avoid_eat.
+    pub fn minor_linked(&self, a: &str, b: &str) -> bool {
+        [(a, b), (b, a)].iter().any(|(copier, reference)| {
+            self.slot(copier).is_some_and(|s| {
+                s.strategy == Strategy::CopyMinor && s.reference.as_deref() == Some(*reference)
+            })
+        })
+    }
     pub fn is_family(&self) -> bool {
         self.group_tags.iter().any(|t| t == "家庭")
     }

@@ -255,6 +255,13 @@ pub const FOOD_ANYWHERE: &[&str] = &[
     "餐饮",
 ];
 
+/// How a food value is said aloud: the part before a `/` or a `(` (奶茶/茶饮 -> 奶茶,
+/// 西餐厅(综合风味) -> 西餐厅). The template lines say it so, and the line checks map it back.
+pub fn spoken_food(v: &str) -> &str {
+    let head = v.split('/').next().unwrap_or(v);
+    head.split('(').next().unwrap_or(head)
+}
+
 /// A vocabulary as a set, built on first use: validation asks these for every value of every
 /// task, and the lists are long (a linear scan compared about a hundred strings a value).
 struct Vocab {

@@ -19,16 +19,52 @@ pub(super) fn check(_v: &Validator, t: &mut Task, mode: Mode, out: &mut Outcome)
     let task_id = t.task_id.clone();
     for (u, entry) in t.user_preferences.iter_mut() {
         let mut log = Log {
-            task_id: &task_id,
-            user: u,
             mode,
             found: Vec::new(),
         };
         member(&mut entry.preference, &mut log);
-        for f in log.found {
+        let kept = if mode == Mode::Fix {
+            ", which is kept"
+        } else {
+            ""
+        };
+        for c in log.found {
+            let f = Finding {
+                check: "contradictions",
+                task_id: task_id.clone(),
+                user: u.clone(),
+                city: c.city,
+                field: c.field.into(),
+                item: c.item,
+                message: format!("also in {}, the stronger tier{kept}", c.stronger),
+            };
             Validator::fixable(out, mode, f);
         }
     }
+}
+
+/// One item a member names in two tiers of a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// "" for a global field
+    pub city: String,
+    /// the weaker tier, which the fix empties of the item
+    pub field: &'static str,
+    pub stronger: &'static str,
+    pub item: String,
+}
+
+/// Resolve the items of a table named in two tiers of one field as the build does (the
+/// stronger tier keeps them), and say which. The LLM reply checks apply it to a reply's tables
+/// at once, so that the lines are checked against, and template lines made from, the table the
+/// build keeps.
+pub fn resolve(p: &mut Preference) -> Vec<Clash> {
+    let mut log = Log {
+        mode: Mode::Fix,
+        found: Vec::new(),
+    };
+    member(p, &mut log);
+    log.found
 }
 
 /// Every field of one member: transport and hotels, then each city's attractions and food.
@@ -85,22 +121,20 @@ fn four_tiers(tiers: &mut Tiers, pairs: &[(usize, usize)], city: &str, log: &mut
     }
 }
 
-/// The findings of one member.
-struct Log<'l> {
-    task_id: &'l str,
-    user: &'l str,
+/// The clashes of one member.
+struct Log {
     mode: Mode,
-    found: Vec<Finding>,
+    found: Vec<Clash>,
 }
 
-impl Log<'_> {
-    /// Items of `weak` that are also in `strong`: a finding each, and in `Mode::Fix` they
-    /// leave `weak`.
+impl Log {
+    /// Items of `weak` that are also in `strong`: a clash each, and in `Mode::Fix` they leave
+    /// `weak`.
     fn keep_stronger(
         &mut self,
         city: &str,
-        (strong, strong_field): (&[String], &str),
-        (weak, weak_field): (&mut Vec<String>, &str),
+        (strong, strong_field): (&[String], &'static str),
+        (weak, weak_field): (&mut Vec<String>, &'static str),
     ) {
         let removed: Vec<String> = weak
             .iter()
@@ -110,20 +144,12 @@ impl Log<'_> {
         if self.mode == Mode::Fix {
             weak.retain(|x| !strong.contains(x));
         }
-        let kept = if self.mode == Mode::Fix {
-            ", which is kept"
-        } else {
-            ""
-        };
         for item in removed {
-            self.found.push(Finding {
-                check: "contradictions",
-                task_id: self.task_id.to_string(),
-                user: self.user.to_string(),
+            self.found.push(Clash {
                 city: city.into(),
-                field: weak_field.into(),
+                field: weak_field,
+                stronger: strong_field,
                 item,
-                message: format!("also in {strong_field}, the stronger tier{kept}"),
             });
         }
     }

@@ -4,14 +4,17 @@
 //! `gtb validate FILE` reports both.
 
 mod certificate;
-mod contradictions;
+pub mod contradictions;
 pub mod food;
 mod format;
 pub use format::duplicate_task_ids;
+pub mod lines;
 pub mod names;
 mod poi_names;
 mod reachability;
 pub mod report;
+pub mod scalars;
+pub mod strategies;
 
 use gtb_core::config::Config;
 use gtb_core::task::Task;
@@ -41,10 +44,13 @@ pub fn stay_floor(res: &Resources, cities: &[CityId], days: u32, min_meal_cost: 
 }
 
 /// The names findings are filed under, in the report's order.
-pub const CHECKS: [&str; 8] = [
+pub const CHECKS: [&str; 11] = [
     "format",
     "poi_names",
     "contradictions",
+    "scalars",
+    "strategies",
+    "lines",
     "reachability",
     "certificate.budget",
     "certificate.capacity",
@@ -121,6 +127,8 @@ pub struct Validator<'a> {
     pub res: &'a Resources,
     pub cfg: &'a Config,
     pub names: NameIndex,
+    /// per inventory city: the terms its lines are read with (`lines`), built when first needed
+    city_terms: Vec<std::sync::OnceLock<lines::Terms>>,
 }
 
 /// A check on any task (it may repair the task in `Mode::Fix`).
@@ -129,13 +137,17 @@ type TaskCheck = fn(&Validator, &mut Task, Mode, &mut Outcome);
 /// A check that needs the task's route resolved against the inventory.
 type TripCheck = fn(&Validator, &mut Task, &Trip, Mode, &mut Outcome);
 
-/// The checks every task gets, in order: a new check is a function added here.
-const TASK_CHECKS: [TaskCheck; 5] = [
+/// The checks every task gets, in order: a new check is a function added here. The lines are
+/// checked last, against the tables as the fixes before leave them.
+const TASK_CHECKS: [TaskCheck; 8] = [
     format::check,
     poi_names::check_attractions,
     poi_names::check_food,
     contradictions::check,
     contradictions::rejected_areas,
+    scalars::check,
+    strategies::check,
+    lines::check,
 ];
 
 /// The checks of a task whose hub, cities and days are known, in order. Reachability comes
@@ -202,6 +214,7 @@ impl<'a> Validator<'a> {
             res,
             cfg,
             names: NameIndex::new(res, cfg.validate.fuzzy_threshold, cfg.validate.fuzzy_margin),
+            city_terms: res.cities.iter().map(|_| Default::default()).collect(),
         }
     }
 

@@ -1,0 +1,960 @@
+//! Check `lines`: every opening line agrees with its speaker's table and reveals something.
+//!
+//! A line is read the way a person reads it. It is cut into sentences and clauses; in each
+//! clause the names it says are recognised (sights, attraction categories, foods, transport
+//! modes, hotel categories, cities, and figures of a budget, hours or sights a day), and so are
+//! the words that give its stance and strength (task_format.md §6: 一定要 / 必须 / 非去不可 for a
+//! must, 绝对不 / 坚决不 / 千万别 for a reject, 最好 / 比较想 / 倾向 for a prefer, 尽量别 / 不太想 /
+//! 就算了 for an avoid). Then:
+//!
+//! * every value said is in the speaker's own table, in a tier of the stance the clause takes
+//!   (wanted: must or prefer; unwanted: avoid or reject), worded as firmly as its tier;
+//! * a budget or intensity figure is the speaker's own, said as a limit;
+//! * the line voices 1 to [`MAX_ASPECTS`] aspects of the table (budget, intensity, transport,
+//!   hotels, sights, categories, food). The release's own lines name up to six items but never
+//!   more than three aspects, so the bound is on aspects.
+//!
+//! The same [`check_line`] screens the LLM's replies (`gtb_llm::parse`), so a reply is told
+//! exactly what `gtb validate` would find.
+
+use super::{Mode, Outcome, Validator, finding};
+use gtb_core::FastMap as HashMap;
+use gtb_core::prefs::{ListItem, Scalar, Subject, Tier};
+use gtb_core::task::{Preference, Task};
+use gtb_resources::{Food, FoodKind, short_city_name, vocab};
+use std::sync::OnceLock;
+
+/// The most aspects one opening line may voice.
+pub const MAX_ASPECTS: usize = 4;
+
+/// What a recognised stretch of a line stands for: a destination (the context of the items that
+/// follow it), values of a table (a name, another name of it, the spoken form of a food), or both.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Sense {
+    city: Option<String>,
+    values: Vec<String>,
+}
+
+impl Sense {
+    fn merge(&mut self, other: &Sense) {
+        if self.city.is_none() {
+            self.city.clone_from(&other.city);
+        }
+        for v in &other.values {
+            if !self.values.contains(v) {
+                self.values.push(v.clone());
+            }
+        }
+    }
+}
+
+/// Terms that can be recognised in a line, by their first character, longest first.
+#[derive(Debug, Default)]
+pub struct Terms {
+    by_first: HashMap<char, Vec<(String, Sense)>>,
+}
+
+impl Terms {
+    fn add(&mut self, surface: &str, sense: Sense) {
+        let surface = surface.trim();
+        let Some(first) = surface.chars().next() else {
+            return;
+        };
+        let list = self.by_first.entry(first).or_default();
+        match list.iter_mut().find(|(s, _)| s == surface) {
+            Some((_, known)) => known.merge(&sense),
+            None => list.push((surface.to_string(), sense)),
+        }
+    }
+    /// A value that stands for itself, and the spoken form of a food (奶茶 for 奶茶/茶饮).
+    fn add_value(&mut self, v: &str) {
+        let sense = Sense {
+            city: None,
+            values: vec![v.to_string()],
+        };
+        self.add(v, sense.clone());
+        let spoken = vocab::spoken_food(v);
+        if spoken != v && spoken.chars().count() >= 2 {
+            self.add(spoken, sense);
+        }
+    }
+    /// Longest first, then by text: the scan takes the first that fits.
+    fn sorted(mut self) -> Terms {
+        for list in self.by_first.values_mut() {
+            list.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then(a.cmp(b)));
+        }
+        self
+    }
+    fn longest_at(&self, text: &str) -> Option<(usize, &Sense)> {
+        let first = text.chars().next()?;
+        self.by_first
+            .get(&first)?
+            .iter()
+            .find(|(s, _)| text.starts_with(s.as_str()))
+            .map(|(s, sense)| (s.len(), sense))
+    }
+
+    /// The closed vocabularies of the release: modes, hotel categories, attraction categories,
+    /// food categories (built once).
+    pub fn vocabularies() -> &'static Terms {
+        static TERMS: OnceLock<Terms> = OnceLock::new();
+        TERMS.get_or_init(|| {
+            let mut t = Terms::default();
+            let all = vocab::TRANSPORT_MODES
+                .iter()
+                .chain(&vocab::HOTEL_CATEGORIES)
+                .chain(vocab::ATTRACTION_CATEGORIES)
+                .chain(vocab::FOOD_CATEGORIES)
+                .chain(vocab::FOOD_ANYWHERE);
+            for v in all.filter(|v| v.chars().count() >= 2) {
+                t.add_value(v);
+            }
+            t.sorted()
+        })
+    }
+
+    /// One destination: its names (full and short), its sights and their other names, its
+    /// dishes and food categories.
+    pub fn city<'a>(
+        name: &str,
+        sights: impl IntoIterator<Item = &'a str>,
+        aliases: impl IntoIterator<Item = (&'a str, &'a str)>,
+        foods: &[Food],
+    ) -> Terms {
+        let mut t = Terms::default();
+        let here = Sense {
+            city: Some(name.to_string()),
+            values: Vec::new(),
+        };
+        t.add(name, here.clone());
+        let short = short_city_name(name);
+        if short.chars().count() >= 2 {
+            t.add(short, here);
+        }
+        for s in sights {
+            t.add_value(s);
+        }
+        for (alias, canonical) in aliases {
+            let sense = Sense {
+                city: None,
+                values: vec![canonical.to_string()],
+            };
+            t.add(alias, sense);
+        }
+        // restaurant names are values only where a table names them (a store lists hundreds)
+        for f in foods {
+            if f.kind == FoodKind::Dish {
+                t.add_value(&f.name);
+            }
+            t.add_value(&f.category);
+        }
+        t.sorted()
+    }
+
+    /// Every value of the task's tables (any member: a line that says another member's item
+    /// is caught too).
+    pub fn tables<'a>(tables: impl IntoIterator<Item = &'a Preference>) -> Terms {
+        let mut t = Terms::default();
+        for p in tables {
+            for item in p.list_items() {
+                t.add_value(item.value);
+            }
+        }
+        t.sorted()
+    }
+}
+
+/// The longest term of any set that starts `text`, its senses merged when sets agree on it.
+fn recognise(sets: &[&Terms], text: &str) -> Option<(usize, Sense)> {
+    let mut best: Option<(usize, Sense)> = None;
+    for (len, sense) in sets.iter().filter_map(|s| s.longest_at(text)) {
+        match &mut best {
+            Some((l, s)) if *l == len => s.merge(sense),
+            Some((l, _)) if *l > len => {}
+            _ => best = Some((len, sense.clone())),
+        }
+    }
+    best
+}
+
+/// How firmly a stance is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strength {
+    Firm,
+    Mild,
+    /// the word says the stance but not how firmly (不想, 不要)
+    Either,
+}
+
+/// A word of stance or limit.
+#[derive(Debug, Clone, Copy)]
+struct Marker {
+    /// for (true) or against (false), and how firmly
+    stance: Option<(bool, Strength)>,
+    /// says a limit (不能超过, 最多, 以内): how a budget or intensity is said
+    limit: bool,
+}
+
+const fn stance(positive: bool, s: Strength) -> Marker {
+    Marker {
+        stance: Some((positive, s)),
+        limit: false,
+    }
+}
+const LIMIT: Marker = Marker {
+    stance: None,
+    limit: true,
+};
+
+/// Words of stance and limit (§6's lists and their everyday variants). The scan takes the
+/// longest at each place, so 非去不可 is a firm yes, not a 不.
+const MARKERS: &[(&str, Marker)] = {
+    use Strength::*;
+    &[
+        ("一定要", stance(true, Firm)),
+        ("一定得", stance(true, Firm)),
+        ("一定", stance(true, Firm)),
+        ("必须", stance(true, Firm)),
+        ("非去不可", stance(true, Firm)),
+        ("非吃不可", stance(true, Firm)),
+        ("非坐不可", stance(true, Firm)),
+        ("非住不可", stance(true, Firm)),
+        ("不可错过", stance(true, Firm)),
+        ("不能错过", stance(true, Firm)),
+        ("不能少", stance(true, Firm)),
+        ("少不了", stance(true, Firm)),
+        ("肯定得", stance(true, Firm)),
+        ("肯定要", stance(true, Firm)),
+        ("绝对要", stance(true, Firm)),
+        ("必去", stance(true, Firm)),
+        ("必吃", stance(true, Firm)),
+        ("必打卡", stance(true, Firm)),
+        ("务必", stance(true, Firm)),
+        ("最想", stance(true, Firm)),
+        ("没得商量", stance(true, Firm)),
+        (
+            "底线",
+            Marker {
+                stance: Some((true, Firm)),
+                limit: true,
+            },
+        ),
+        ("最好", stance(true, Mild)),
+        ("比较想", stance(true, Mild)),
+        ("倾向", stance(true, Mild)),
+        ("挺感兴趣", stance(true, Mild)),
+        ("感兴趣", stance(true, Mild)),
+        ("想", stance(true, Mild)),
+        ("喜欢", stance(true, Mild)),
+        ("希望", stance(true, Mild)),
+        ("尽量", stance(true, Mild)),
+        ("绝对不", stance(false, Firm)),
+        ("绝对别", stance(false, Firm)),
+        ("坚决不", stance(false, Firm)),
+        ("坚决拒绝", stance(false, Firm)),
+        ("打死都不", stance(false, Firm)),
+        ("打死也不", stance(false, Firm)),
+        ("打死我都不", stance(false, Firm)),
+        ("打死我也不", stance(false, Firm)),
+        ("死都不", stance(false, Firm)),
+        ("千万别", stance(false, Firm)),
+        ("千万不要", stance(false, Firm)),
+        ("千万不能", stance(false, Firm)),
+        ("一定不", stance(false, Firm)),
+        ("绝不", stance(false, Firm)),
+        ("决不", stance(false, Firm)),
+        ("拒绝", stance(false, Firm)),
+        ("受不了", stance(false, Firm)),
+        ("接受不了", stance(false, Firm)),
+        ("不接受", stance(false, Firm)),
+        ("讨厌", stance(false, Firm)),
+        ("尽量别", stance(false, Mild)),
+        ("尽量不", stance(false, Mild)),
+        ("尽量避免", stance(false, Mild)),
+        ("不太想", stance(false, Mild)),
+        ("不太喜欢", stance(false, Mild)),
+        ("不太", stance(false, Mild)),
+        ("不怎么", stance(false, Mild)),
+        ("不喜欢", stance(false, Mild)),
+        ("没兴趣", stance(false, Mild)),
+        ("不感兴趣", stance(false, Mild)),
+        ("就算了", stance(false, Mild)),
+        ("算了", stance(false, Mild)),
+        ("能避开", stance(false, Mild)),
+        ("能避则避", stance(false, Mild)),
+        ("避开", stance(false, Mild)),
+        ("避免", stance(false, Mild)),
+        ("不想", stance(false, Either)),
+        ("不要", stance(false, Either)),
+        ("不去", stance(false, Either)),
+        ("不吃", stance(false, Either)),
+        ("不坐", stance(false, Either)),
+        ("不住", stance(false, Either)),
+        ("不碰", stance(false, Either)),
+        ("不考虑", stance(false, Either)),
+        ("不行", stance(false, Either)),
+        ("别", stance(false, Either)),
+        ("不能超过", LIMIT),
+        ("不能超", LIMIT),
+        ("不超过", LIMIT),
+        ("别超过", LIMIT),
+        ("不要超过", LIMIT),
+        ("不得超过", LIMIT),
+        ("超过", LIMIT),
+        ("最多", LIMIT),
+        ("顶多", LIMIT),
+        ("以内", LIMIT),
+        ("之内", LIMIT),
+        ("上限", LIMIT),
+        ("极限", LIMIT),
+        ("封顶", LIMIT),
+        ("控制在", LIMIT),
+        ("不能再多", LIMIT),
+    ]
+};
+
+/// The marker that starts `text`, longest first.
+fn marker_at(text: &str) -> Option<(usize, Marker)> {
+    MARKERS
+        .iter()
+        .filter(|(w, _)| text.starts_with(w))
+        .max_by_key(|(w, _)| w.len())
+        .map(|(w, m)| (w.len(), *m))
+}
+
+/// A figure a line states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Figure {
+    Budget(u32),
+    Hours(u32),
+    Sights(u32),
+}
+
+impl Figure {
+    fn scalar(self) -> (Scalar, u32) {
+        match self {
+            Figure::Budget(n) => (Scalar::AvgBudget, n),
+            Figure::Hours(n) => (Scalar::MaxActiveHours, n),
+            Figure::Sights(n) => (Scalar::MaxPoiPerDay, n),
+        }
+    }
+}
+
+/// Words that make a money figure the price of one thing, not the trip's budget.
+const PRICE_OF_A_THING: [&str; 9] = [
+    "门票", "一晚", "每晚", "票价", "机票", "车票", "一顿", "每顿", "每餐",
+];
+
+/// One clause: what it names, in order, with the city in context at each name.
+#[derive(Debug, Default)]
+struct Clause {
+    mentions: Vec<(Vec<String>, Option<String>, String)>,
+    figures: Vec<Figure>,
+    stances: Vec<(bool, Strength)>,
+    limit: bool,
+}
+
+impl Clause {
+    /// Against if any word says so (能避开最好 is an avoid), else for, else none.
+    fn stance(&self) -> Option<(bool, Vec<Strength>)> {
+        let against: Vec<Strength> = self
+            .stances
+            .iter()
+            .filter(|(p, _)| !p)
+            .map(|(_, s)| *s)
+            .collect();
+        if !against.is_empty() {
+            return Some((false, against));
+        }
+        let for_: Vec<Strength> = self.stances.iter().map(|(_, s)| *s).collect();
+        (!for_.is_empty()).then_some((true, for_))
+    }
+}
+
+/// A problem of one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineIssue {
+    /// says a value that is not in the speaker's table
+    NotInTable { item: String },
+    /// says a value with the opposite stance to its tier
+    Stance {
+        item: String,
+        wanted: bool,
+        field: &'static str,
+    },
+    /// says a value with the right stance but the wrong strength
+    Strength {
+        item: String,
+        field: &'static str,
+        firm: bool,
+    },
+    /// states a budget or intensity figure that is not the speaker's
+    Figure {
+        field: &'static str,
+        said: u32,
+        table: u32,
+    },
+    /// states the speaker's figure without a word of limit
+    FigureWording { field: &'static str, said: u32 },
+    /// says nothing of the table
+    Nothing,
+    /// says too many aspects of the table
+    TooMany { aspects: usize },
+}
+
+impl LineIssue {
+    /// The item or figure the issue is about ("" for the whole line).
+    pub fn item(&self) -> String {
+        match self {
+            LineIssue::NotInTable { item }
+            | LineIssue::Stance { item, .. }
+            | LineIssue::Strength { item, .. } => item.clone(),
+            LineIssue::Figure { said, .. } | LineIssue::FigureWording { said, .. } => {
+                said.to_string()
+            }
+            LineIssue::Nothing | LineIssue::TooMany { .. } => String::new(),
+        }
+    }
+    /// The finding's message (English, for `gtb validate` and the report).
+    pub fn message(&self) -> String {
+        match self {
+            LineIssue::NotInTable { item } => {
+                format!("the line voices {item:?}, which is not in the speaker's table")
+            }
+            LineIssue::Stance {
+                item,
+                wanted,
+                field,
+            } => format!(
+                "the line says {item:?} is {}, but the speaker's table has it under {field}",
+                if *wanted { "wanted" } else { "unwanted" }
+            ),
+            LineIssue::Strength { item, field, firm } => format!(
+                "the line words {item:?} {}, but it is a {field} ({})",
+                if *firm { "mildly" } else { "firmly" },
+                tier_words(*firm)
+            ),
+            LineIssue::Figure { field, said, table } => {
+                format!("the line states {said} for {field}, but the speaker's table has {table}")
+            }
+            LineIssue::FigureWording { field, said } => format!(
+                "the line states {field} {said} without a word of limit (不能超过 / 最多 / 以内 / 底线)"
+            ),
+            LineIssue::Nothing => format!(
+                "the line voices none of the speaker's preferences (it should voice 1 to {MAX_ASPECTS}: budget, intensity, transport, hotels, sights, categories, food)"
+            ),
+            LineIssue::TooMany { aspects } => format!(
+                "the line voices {aspects} aspects of the speaker's table (budget, intensity, transport, hotels, sights, categories, food); at most {MAX_ASPECTS}"
+            ),
+        }
+    }
+    /// The same in Chinese, for the correction turn of an LLM reply.
+    pub fn message_zh(&self) -> String {
+        match self {
+            LineIssue::NotInTable { item } => {
+                format!("开场白提到「{item}」，但它不在该成员自己的偏好表中")
+            }
+            LineIssue::Stance {
+                item,
+                wanted,
+                field,
+            } => format!(
+                "开场白把「{item}」说成{}，但偏好表里它在 {field} 中：语气要与档位一致",
+                if *wanted { "想要的" } else { "不想要的" }
+            ),
+            LineIssue::Strength { item, field, firm } => format!(
+                "开场白对「{item}」的语气{}，但它在 {field} 中，应该用：{}",
+                if *firm { "太弱" } else { "太强" },
+                tier_words(*firm)
+            ),
+            LineIssue::Figure { field, said, table } => {
+                format!("开场白说的 {said} 与偏好表的 {field}（{table}）不一致")
+            }
+            LineIssue::FigureWording { field, said } => {
+                format!("开场白说 {field} 的 {said} 时要说成上限（不能超过 / 最多 / 以内 / 底线）")
+            }
+            LineIssue::Nothing => format!(
+                "开场白没有说出该成员的任何偏好：要说出偏好表中的 1 到 {MAX_ASPECTS} 个方面（预算、强度、交通、酒店、景点、景点类别、美食）"
+            ),
+            LineIssue::TooMany { aspects } => {
+                format!("开场白说了偏好表的 {aspects} 个方面，最多 {MAX_ASPECTS} 个")
+            }
+        }
+    }
+}
+
+/// §6's words for a firm or a mild tier.
+fn tier_words(firm: bool) -> &'static str {
+    if firm {
+        "一定要 / 必须 / 非去不可 或 绝对不 / 坚决不 / 千万别"
+    } else {
+        "最好 / 比较想 / 倾向 或 尽量别 / 不太想 / 就算了"
+    }
+}
+
+/// Check one opening line against its speaker's table. `sets` are the terms to recognise: the
+/// release's vocabularies, the task's cities, the task's tables.
+pub fn check_line(sets: &[&Terms], table: &Preference, text: &str) -> Vec<LineIssue> {
+    let mut issues = Vec::new();
+    let mut aspects: Vec<&'static str> = Vec::new();
+    for sentence in text.split(['。', '！', '？', '!', '?', '；', ';', '\n', '…']) {
+        // a city named sets the context of its sentence only: 「到丽江必须吃米灌肠。云南菜我绝对不吃。」
+        // says nothing of 丽江 in its second sentence
+        let mut city: Option<String> = None;
+        let clauses: Vec<Clause> = clauses(sentence)
+            .into_iter()
+            .map(|c| read_clause(sets, c, &mut city))
+            .collect();
+        let limit = clauses.iter().any(|c| {
+            c.limit
+                || c.stance()
+                    .is_some_and(|(p, s)| p && s.contains(&Strength::Firm))
+        });
+        for (i, c) in clauses.iter().enumerate() {
+            let stance = c.stance().or_else(|| inherited(&clauses, i));
+            for (values, ctx, said) in &c.mentions {
+                let issue = mention(table, values, ctx.as_deref(), said, stance.as_ref());
+                match issue {
+                    Ok(subject) => push_aspect(&mut aspects, subject),
+                    Err(e) => issues.push(e),
+                }
+            }
+            for f in &c.figures {
+                let (scalar, said) = f.scalar();
+                let own = scalar.get(&table.global_constraints);
+                if said != own {
+                    issues.push(LineIssue::Figure {
+                        field: scalar.path(),
+                        said,
+                        table: own,
+                    });
+                } else if !limit {
+                    issues.push(LineIssue::FigureWording {
+                        field: scalar.path(),
+                        said,
+                    });
+                }
+                push_aspect(&mut aspects, aspect_of_scalar(scalar));
+            }
+        }
+    }
+    if aspects.is_empty() && issues.is_empty() {
+        issues.push(LineIssue::Nothing);
+    } else if aspects.len() > MAX_ASPECTS {
+        issues.push(LineIssue::TooMany {
+            aspects: aspects.len(),
+        });
+    }
+    issues
+}
+
+fn push_aspect(aspects: &mut Vec<&'static str>, a: &'static str) {
+    if !aspects.contains(&a) {
+        aspects.push(a);
+    }
+}
+
+fn aspect_of_scalar(s: Scalar) -> &'static str {
+    match s {
+        Scalar::AvgBudget => "budget",
+        Scalar::MaxPoiPerDay | Scalar::MaxActiveHours => "intensity",
+    }
+}
+
+fn aspect_of_subject(s: Subject) -> &'static str {
+    match s {
+        Subject::Mode => "transport",
+        Subject::Hotel => "hotels",
+        Subject::Sight => "sights",
+        Subject::Category => "categories",
+        Subject::Food => "food",
+    }
+}
+
+/// The clauses of a sentence: cut at commas and colons, and before 但 / 不过 / 可是.
+fn clauses(sentence: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, ch) in sentence.char_indices() {
+        let cut_after = matches!(ch, '，' | ',' | '：' | ':');
+        let rest = &sentence[i..];
+        let cut_before = i > start && ["但", "不过", "可是"].iter().any(|w| rest.starts_with(w));
+        if cut_before {
+            out.push(&sentence[start..i]);
+            start = i;
+        }
+        if cut_after {
+            out.push(&sentence[start..i]);
+            start = i + ch.len_utf8();
+        }
+    }
+    out.push(&sentence[start..]);
+    out.retain(|c| !c.trim().is_empty());
+    out
+}
+
+/// The stance a clause without words of its own takes: the next clause of its sentence that
+/// has one ("火锅和烧烤，我都不太想吃"), else the previous one.
+fn inherited(clauses: &[Clause], i: usize) -> Option<(bool, Vec<Strength>)> {
+    clauses[i + 1..]
+        .iter()
+        .chain(clauses[..i].iter().rev())
+        .find_map(Clause::stance)
+}
+
+/// Recognise the names, figures and words of one clause; `city` is the destination in context
+/// (updated by the cities the clause names).
+fn read_clause(sets: &[&Terms], text: &str, city: &mut Option<String>) -> Clause {
+    let mut c = Clause::default();
+    // what is left once names are taken out: the words and figures are read from it (a sight
+    // named 不夜城 says no 不, 4A景区 holds no figure)
+    let mut rest = String::new();
+    let mut i = 0;
+    while i < text.len() {
+        let tail = &text[i..];
+        if let Some((len, sense)) = recognise(sets, tail) {
+            // a destination's name is read as the destination, also where a sight bears it
+            // (峨眉山 the city and the mountain)
+            if let Some(cname) = &sense.city {
+                *city = Some(cname.clone());
+            } else if !sense.values.is_empty() {
+                c.mentions
+                    .push((sense.values, city.clone(), tail[..len].to_string()));
+            }
+            rest.push('|');
+            i += len;
+            continue;
+        }
+        let ch = tail.chars().next().expect("not at the end");
+        rest.push(ch);
+        i += ch.len_utf8();
+    }
+    let mut j = 0;
+    while j < rest.len() {
+        let tail = &rest[j..];
+        if let Some((len, m)) = marker_at(tail) {
+            c.stances.extend(m.stance);
+            c.limit |= m.limit;
+            j += len;
+            continue;
+        }
+        if let Some((len, f)) = figure_at(tail, &rest) {
+            c.figures.extend(f);
+            j += len;
+            continue;
+        }
+        j += tail.chars().next().map_or(1, char::len_utf8);
+    }
+    c
+}
+
+/// A figure that starts `tail` (digits or Chinese numerals and the unit after them), with the
+/// bytes it takes; `clause` decides what a bare 个 counts and whether money is a budget.
+fn figure_at(tail: &str, clause: &str) -> Option<(usize, Option<Figure>)> {
+    let (n, used) = number_at(tail)?;
+    let after = tail[used..].trim_start();
+    let skipped = tail.len() - after.len();
+    let unit = |words: &[&str]| {
+        words
+            .iter()
+            .find(|w| after.starts_with(**w))
+            .map(|w| w.len())
+    };
+    if let Some(u) = unit(&["元", "块"]) {
+        let budget = !PRICE_OF_A_THING.iter().any(|w| clause.contains(w));
+        return Some((skipped + u, budget.then_some(Figure::Budget(n))));
+    }
+    if let Some(u) = unit(&["个小时", "小时", "个钟头", "钟头"]) {
+        return Some((skipped + u, Some(Figure::Hours(n))));
+    }
+    if let Some(u) = unit(&["个景点", "处景点", "个景区", "个地方", "个点"]) {
+        return Some((skipped + u, Some(Figure::Sights(n))));
+    }
+    if let Some(u) = unit(&["个"]).filter(|_| clause.contains("景点")) {
+        return Some((skipped + u, Some(Figure::Sights(n))));
+    }
+    Some((used, None))
+}
+
+/// A number that starts `text`: digits (with thousands commas, a decimal point and a 千 / 万
+/// after them) or Chinese numerals; with the bytes it takes.
+fn number_at(text: &str) -> Option<(u32, usize)> {
+    let digits: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
+        .collect();
+    if digits.starts_with(|c: char| c.is_ascii_digit()) {
+        let digits = digits.trim_end_matches([',', '.']);
+        let mut used = digits.len();
+        let mut value: f64 = digits.replace(',', "").parse().ok()?;
+        let rest = &text[used..];
+        for (w, k) in [("千", 1e3), ("万", 1e4), ("k", 1e3), ("K", 1e3)] {
+            if rest.starts_with(w) {
+                value *= k;
+                used += w.len();
+                break;
+            }
+        }
+        return Some((value.round().min(u32::MAX as f64) as u32, used));
+    }
+    chinese_number(text)
+}
+
+/// A Chinese numeral (三, 十二, 两千五百, 一万) that starts `text`, with the bytes it takes.
+fn chinese_number(text: &str) -> Option<(u32, usize)> {
+    let digit = |c: char| {
+        "零一二三四五六七八九"
+            .find(c)
+            .map(|i| (i / 3) as u32)
+            .or((c == '两').then_some(2))
+    };
+    let (mut total, mut section, mut last, mut used) = (0u32, 0u32, 0u32, 0usize);
+    for c in text.chars() {
+        if let Some(d) = digit(c) {
+            last = d;
+        } else {
+            let unit = match c {
+                '十' => 10,
+                '百' => 100,
+                '千' => 1000,
+                '万' => 10_000,
+                _ => break,
+            };
+            if unit == 10_000 {
+                total = (total + section + last).saturating_mul(unit);
+                section = 0;
+            } else {
+                section += last.max(u32::from(unit == 10 && last == 0)) * unit;
+            }
+            last = 0;
+        }
+        used += c.len_utf8();
+    }
+    (used > 0).then_some((total + section + last, used))
+}
+
+/// Resolve one mention against the speaker's table: the aspect it voices, or its issue.
+fn mention(
+    table: &Preference,
+    values: &[String],
+    city: Option<&str>,
+    said: &str,
+    stance: Option<&(bool, Vec<Strength>)>,
+) -> Result<&'static str, LineIssue> {
+    let all: Vec<ListItem> = table
+        .list_items()
+        .filter(|i| values.iter().any(|v| v == i.value))
+        .collect();
+    let Some(first) = all.first() else {
+        return Err(LineIssue::NotInTable {
+            item: said.to_string(),
+        });
+    };
+    let subject = aspect_of_subject(first.field.spec().subject);
+    let Some((wanted, strengths)) = stance else {
+        return Ok(subject);
+    };
+    // the items of the city in context, when it has any (the context may be stale)
+    let here: Vec<&ListItem> = all
+        .iter()
+        .filter(|i| i.city.is_none() || city.is_some_and(|c| i.city == Some(c)))
+        .collect();
+    let pool: Vec<&ListItem> = if here.iter().any(|i| i.city.is_some()) {
+        here
+    } else {
+        all.iter().collect()
+    };
+    let same: Vec<&&ListItem> = pool
+        .iter()
+        .filter(|i| i.field.spec().tier.positive() == *wanted)
+        .collect();
+    let Some(item) = same.first() else {
+        return Err(LineIssue::Stance {
+            item: said.to_string(),
+            wanted: *wanted,
+            field: pool[0].field.spec().path,
+        });
+    };
+    let fits = |t: Tier| {
+        strengths.iter().any(|s| match s {
+            Strength::Either => true,
+            Strength::Firm => t.strong(),
+            Strength::Mild => !t.strong(),
+        })
+    };
+    if same.iter().any(|i| fits(i.field.spec().tier)) {
+        return Ok(aspect_of_subject(item.field.spec().subject));
+    }
+    Err(LineIssue::Strength {
+        item: said.to_string(),
+        field: item.field.spec().path,
+        firm: item.field.spec().tier.strong(),
+    })
+}
+
+/// The terms of one city of the inventory: what the validator and the LLM reply checks read
+/// its lines with.
+pub fn inventory_terms(res: &gtb_resources::Resources, id: gtb_resources::CityId) -> Terms {
+    let i = id as usize;
+    Terms::city(
+        &res.city(id).name,
+        res.attractions[i].iter().map(|a| a.name.as_str()),
+        res.aliases[i]
+            .iter()
+            .map(|a| (a.alias.as_str(), a.name.as_str())),
+        &res.food[i],
+    )
+}
+
+/// The terms of one city of the inventory, built once per validator.
+fn city_terms<'v>(v: &'v Validator, city: &str) -> Option<&'v Terms> {
+    let id = v.res.city_id(city)?;
+    let cell = v.city_terms.get(id as usize)?;
+    Some(cell.get_or_init(|| inventory_terms(v.res, id)))
+}
+
+pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
+    let tables = Terms::tables(t.user_preferences.values().map(|e| &e.preference));
+    let mut sets: Vec<&Terms> = vec![Terms::vocabularies(), &tables];
+    sets.extend(t.metadata.cities.iter().filter_map(|c| city_terms(v, c)));
+    for m in &t.initial_messages {
+        let Some(entry) = t.user_preferences.get(&m.role) else {
+            continue;
+        };
+        for issue in check_line(&sets, &entry.preference, &m.content) {
+            out.problems.push(finding(
+                "lines",
+                t,
+                &m.role,
+                "",
+                "initial_messages",
+                &issue.item(),
+                issue.message(),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gtb_core::task::CityPref;
+
+    /// A member with a budget, intensity, transport, hotels and one city (长沙市).
+    fn table() -> Preference {
+        let mut p = Preference::default();
+        let g = &mut p.global_constraints;
+        g.avg_budget = 4200;
+        g.intensity.max_poi_per_day = 3;
+        g.intensity.max_active_hours = 8;
+        g.transport.must = vec!["高铁".into()];
+        g.transport.avoid = vec!["火车".into()];
+        g.hotel_preference.prefer = vec!["舒适型".into()];
+        g.hotel_preference.avoid = vec!["豪华型".into()];
+        let mut c = CityPref::default();
+        c.attractions.must_visit = vec!["岳麓山".into()];
+        c.attractions.reject_visit = vec!["长沙世界之窗".into()];
+        c.attractions.category_pref.negative = vec!["寺庙".into()];
+        c.food.must_eat = vec!["湘菜".into()];
+        c.food.prefer_eat = vec!["奶茶/茶饮".into()];
+        c.food.reject_eat = vec!["火锅".into()];
+        p.city_specific_preferences.insert("长沙市".into(), c);
+        p
+    }
+
+    fn check(line: &str) -> Vec<LineIssue> {
+        let t = table();
+        let tables = Terms::tables([&t]);
+        let city = Terms::city("长沙市", ["岳麓山", "橘子洲", "长沙世界之窗"], [], &[]);
+        check_line(&[Terms::vocabularies(), &tables, &city], &t, line)
+    }
+
+    #[test]
+    fn lines_that_agree_with_their_table_pass() {
+        for line in [
+            "我这边人均不能超过 4200 元。这次一定要坐高铁，火车能避开最好。",
+            "长沙的岳麓山我非去不可，长沙世界之窗就千万别安排了。",
+            "住的话最好是舒适型，豪华型就算了吧。",
+            "在长沙一定要吃湘菜！奶茶我比较想喝。火锅我绝对不吃，寺庙我不太想去……",
+            "一天最多逛三个景点，每天活动时间不能超过8小时。",
+            "每天景点不能超过3个，太赶我受不了。",
+        ] {
+            let issues = check(line);
+            assert!(issues.is_empty(), "{line}: {issues:?}");
+        }
+    }
+
+    #[test]
+    fn issue20_contradictions_and_empty_lines_are_caught() {
+        // a must said as a reject, a positive said as one to avoid, another member's sight
+        assert!(matches!(
+            check("岳麓山就千万别安排了，我坚决不去。")[..],
+            [LineIssue::Stance { wanted: false, .. }]
+        ));
+        assert!(matches!(
+            check("长沙能避开湘菜就避开吧。")[..],
+            [LineIssue::Stance { .. }]
+        ));
+        assert!(matches!(
+            check("橘子洲我一定要去！")[..],
+            [LineIssue::NotInTable { .. }]
+        ));
+        // says nothing of the table
+        assert_eq!(check("我正在聊天"), vec![LineIssue::Nothing]);
+        assert_eq!(check("我愿为你送礼"), vec![LineIssue::Nothing]);
+        // the wrong strength: a must worded mildly, a reject worded softly
+        assert!(matches!(
+            check("长沙最好能去岳麓山。")[..],
+            [LineIssue::Strength { firm: true, .. }]
+        ));
+        assert!(matches!(
+            check("火锅就算了吧。")[..],
+            [LineIssue::Strength { firm: true, .. }]
+        ));
+        // figures that are not the speaker's, or not said as a limit
+        assert!(matches!(
+            check("我这边人均不能超过50000元。")[..],
+            [LineIssue::Figure {
+                said: 50000,
+                table: 4200,
+                ..
+            }]
+        ));
+        assert!(matches!(
+            check("预算4200元左右。")[..],
+            [LineIssue::FigureWording { .. }]
+        ));
+        // five aspects in one line
+        let many = "人均不能超过4200元。每天不能超过8小时。一定要坐高铁。住宿最好是舒适型。岳麓山非去不可。";
+        assert_eq!(check(many), vec![LineIssue::TooMany { aspects: 5 }]);
+    }
+
+    #[test]
+    fn a_city_is_context_for_its_sentence_only() {
+        let mut t = table();
+        let mut other = CityPref::default();
+        other.food.prefer_eat = vec!["火锅".into()];
+        t.city_specific_preferences.insert("凤凰县".into(), other);
+        let tables = Terms::tables([&t]);
+        let cs = Terms::city("长沙市", ["岳麓山"], [], &[]);
+        let fh = Terms::city("凤凰县", ["凤凰古城"], [], &[]);
+        let sets = [Terms::vocabularies(), &tables, &cs, &fh];
+        // 火锅 is rejected in 长沙, preferred in 凤凰
+        assert!(check_line(&sets, &t, "凤凰最好能吃火锅。").is_empty());
+        assert!(check_line(&sets, &t, "长沙的火锅我绝对不吃。").is_empty());
+        assert!(!check_line(&sets, &t, "长沙最好能吃火锅。").is_empty());
+        // no city in the sentence: any city's tier may be meant
+        assert!(check_line(&sets, &t, "凤凰一定要吃湘菜。火锅我绝对不吃。").is_empty());
+    }
+
+    #[test]
+    fn numbers_in_digits_and_chinese() {
+        assert_eq!(number_at("4,200元"), Some((4200, 5)));
+        assert_eq!(number_at("1.5万"), Some((15000, 6)));
+        assert_eq!(chinese_number("两千五百元").map(|x| x.0), Some(2500));
+        assert_eq!(chinese_number("十二个").map(|x| x.0), Some(12));
+        assert_eq!(chinese_number("三个景点").map(|x| x.0), Some(3));
+        assert_eq!(chinese_number("一万").map(|x| x.0), Some(10000));
+        assert_eq!(number_at("元"), None);
+    }
+}
