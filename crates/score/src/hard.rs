@@ -56,10 +56,24 @@ fn same_city(a: &str, b: &str) -> bool {
     a == b || normalize_city(a) == normalize_city(b)
 }
 
+/// Whether a city segment is an intercity trip (the rest are city blocks).
+fn is_intercity(s: &Value) -> bool {
+    text(s, "type") == "intercity_transport"
+}
+
 /// The trip: days, dates, departure and return, destinations in order.
 pub fn trip(task: &Task, plan: &Value) -> Vec<Violation> {
     let mut out = Vec::new();
     let days = list(plan, "days");
+    calendar(task, days, &mut out);
+    let segs: Vec<&Value> = days.iter().flat_map(|d| list(d, "city_segments")).collect();
+    ends(&task.metadata.departure_city, &segs, &mut out);
+    route(task, &segs, &mut out);
+    out
+}
+
+/// The days: as many as the task has, numbered from 1, dated from the task's start date on.
+fn calendar(task: &Task, days: &[Value], out: &mut Vec<Violation>) {
     let want = task.days().unwrap_or(0) as usize;
     if days.len() != want {
         out.push(v(
@@ -95,12 +109,13 @@ pub fn trip(task: &Task, plan: &Value) -> Vec<Violation> {
             ));
         }
     }
-    let home = &task.metadata.departure_city;
-    let segs: Vec<&Value> = days.iter().flat_map(|d| list(d, "city_segments")).collect();
-    let intercity = |s: &Value| text(s, "type") == "intercity_transport";
+}
+
+/// The first segment is a trip out of `home` and the last one a trip back to it.
+fn ends(home: &str, segs: &[&Value], out: &mut Vec<Violation>) {
     if !segs
         .first()
-        .is_some_and(|s| intercity(s) && same_city(text(s, "from_city"), home))
+        .is_some_and(|s| is_intercity(s) && same_city(text(s, "from_city"), home))
     {
         out.push(v(
             "",
@@ -110,7 +125,7 @@ pub fn trip(task: &Task, plan: &Value) -> Vec<Violation> {
     }
     if !segs
         .last()
-        .is_some_and(|s| intercity(s) && same_city(text(s, "to_city"), home))
+        .is_some_and(|s| is_intercity(s) && same_city(text(s, "to_city"), home))
     {
         out.push(v(
             "",
@@ -118,11 +133,16 @@ pub fn trip(task: &Task, plan: &Value) -> Vec<Violation> {
             format!("the trip does not end with a trip back to {home}"),
         ));
     }
-    // where the group is, segment by segment; blocks only in destinations, visited in order
-    let mut here = home.clone();
+}
+
+/// Where the group is, segment by segment: each trip leaves where the group is, city blocks
+/// lie only in destinations and where the group is, and the destinations are visited in the
+/// task's order.
+fn route(task: &Task, segs: &[&Value], out: &mut Vec<Violation>) {
+    let mut here = task.metadata.departure_city.clone();
     let mut visited: Vec<String> = Vec::new();
-    for s in &segs {
-        if intercity(s) {
+    for s in segs {
+        if is_intercity(s) {
             if !same_city(text(s, "from_city"), &here) {
                 out.push(v(
                     "",
@@ -134,24 +154,24 @@ pub fn trip(task: &Task, plan: &Value) -> Vec<Violation> {
                 ));
             }
             here = text(s, "to_city").to_string();
-        } else {
-            let c = text(s, "city");
-            if !same_city(c, &here) {
-                out.push(v(
-                    "",
-                    "trip",
-                    format!("a block in {c} while the group is in {here}"),
-                ));
-            }
-            if !task.metadata.cities.iter().any(|x| x == c) {
-                out.push(v(
-                    "",
-                    "trip",
-                    format!("{c} is not a destination of the task"),
-                ));
-            } else if visited.last().map(String::as_str) != Some(c) {
-                visited.push(c.to_string());
-            }
+            continue;
+        }
+        let c = text(s, "city");
+        if !same_city(c, &here) {
+            out.push(v(
+                "",
+                "trip",
+                format!("a block in {c} while the group is in {here}"),
+            ));
+        }
+        if !task.metadata.cities.iter().any(|x| x == c) {
+            out.push(v(
+                "",
+                "trip",
+                format!("{c} is not a destination of the task"),
+            ));
+        } else if visited.last().map(String::as_str) != Some(c) {
+            visited.push(c.to_string());
         }
     }
     if visited != task.metadata.cities {
@@ -164,7 +184,6 @@ pub fn trip(task: &Task, plan: &Value) -> Vec<Violation> {
             ),
         ));
     }
-    out
 }
 
 /// Compromises: only by compromisable members, at most two each, each one applied.

@@ -242,96 +242,116 @@ fn plan_split_penalty(plan: &Value) -> i64 {
     total
 }
 
-/// Score one member (`per_user` entry); `prefs` is the member's `preference` object.
-fn score_user(
-    flat: &[Flat],
+/// Record one scored term with where it happened, and return its score for the caller's
+/// breakdown part.
+fn record(details: &mut Vec<Detail>, t: Term, city: &str, day: i64) -> i64 {
+    let score = t.score as i64;
+    details.push(Detail {
+        term: t,
+        city: city.to_string(),
+        day,
+    });
+    score
+}
+
+/// The member's valid activities of one kind in one city block: the ones they join and that
+/// no double booking invalidates.
+fn joined<'f>(
+    flat: &'f [Flat],
+    kind: &str,
+    city: &str,
     user: &str,
-    prefs: &Value,
     invalid: &HashSet<ActKey>,
+) -> Vec<&'f Flat<'f>> {
+    flat.iter()
+        .filter(|f| {
+            text(f.act, "type") == kind
+                && f.city == Some(city)
+                && Participants::of(f.act).contains(user)
+                && !invalid.contains(&act_key(f))
+        })
+        .collect()
+}
+
+/// One city's attraction terms: must_visit / reject_visit once per item seen, then the
+/// category preferences of every sight no strong rule already matched.
+fn attraction_terms(
+    sights: &[&Flat],
+    city: &str,
+    att: &Value,
     db: &PoiDb,
-) -> UserScore {
-    let mut details: Vec<Detail> = Vec::new();
-    let mut b = Breakdown::default();
-    let push = |details: &mut Vec<Detail>, acc: &mut i64, t: Term, city: &str, day: i64| {
-        *acc += t.score as i64;
-        details.push(Detail {
-            term: t,
-            city: city.to_string(),
-            day,
-        });
-    };
-    let joins = |f: &Flat| Participants::of(f.act).contains(user);
-    let cities = get(prefs, "city_specific_preferences")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten();
-    for (city, cp) in cities {
-        let att = get(cp, "attractions").unwrap_or(&Value::Null);
-        let (must, reject) = (strings(att, "must_visit"), strings(att, "reject_visit"));
-        let cat = get(att, "category_pref").unwrap_or(&Value::Null);
-        let (pos, neg) = (strings(cat, "positive"), strings(cat, "negative"));
-        let mine = |kind: &str| -> Vec<&Flat> {
-            flat.iter()
-                .filter(|f| {
-                    text(f.act, "type") == kind
-                        && f.city == Some(city.as_str())
-                        && joins(f)
-                        && !invalid.contains(&act_key(f))
-                })
-                .collect()
-        };
-        let sights = mine("attraction");
-        for (list, field, score) in [(&must, "must_visit", 2), (&reject, "reject_visit", -2)] {
-            for item in list.iter() {
-                if sights
-                    .iter()
-                    .any(|f| text(f.act, "location").contains(item))
-                {
-                    let t = Term {
-                        field,
-                        item: item.to_string(),
-                        score,
-                    };
-                    push(&mut details, &mut b.attractions, t, city, 0);
-                }
-            }
-        }
-        for f in &sights {
-            let loc = text(f.act, "location");
-            if rules::strong_match(&must, &reject, loc) {
-                continue;
-            }
-            let Some(c) = db.category(loc, city) else {
-                continue;
-            };
-            for t in rules::category_terms(&pos, &neg, loc, c) {
-                push(&mut details, &mut b.attractions, t, city, 0);
-            }
-        }
-        let food = get(cp, "food").unwrap_or(&Value::Null);
-        let lists = (
-            strings(food, "must_eat"),
-            strings(food, "reject_eat"),
-            strings(food, "prefer_eat"),
-            strings(food, "avoid_eat"),
-        );
-        let fl = FoodLists {
-            must: &lists.0,
-            reject: &lists.1,
-            prefer: &lists.2,
-            avoid: &lists.3,
-        };
-        for f in mine("food") {
-            let loc = text(f.act, "location");
-            let Some(c) = db.category(loc, city) else {
-                continue;
-            };
-            for t in rules::food_terms(&fl, loc, c) {
-                push(&mut details, &mut b.food, t, city, 0);
+    details: &mut Vec<Detail>,
+) -> i64 {
+    let mut sum = 0;
+    let (must, reject) = (strings(att, "must_visit"), strings(att, "reject_visit"));
+    let cat = get(att, "category_pref").unwrap_or(&Value::Null);
+    let (pos, neg) = (strings(cat, "positive"), strings(cat, "negative"));
+    for (list, field, score) in [(&must, "must_visit", 2), (&reject, "reject_visit", -2)] {
+        for item in list.iter() {
+            if sights
+                .iter()
+                .any(|f| text(f.act, "location").contains(item))
+            {
+                let t = Term {
+                    field,
+                    item: item.to_string(),
+                    score,
+                };
+                sum += record(details, t, city, 0);
             }
         }
     }
-    let g = get(prefs, "global_constraints").unwrap_or(&Value::Null);
+    for f in sights {
+        let loc = text(f.act, "location");
+        if rules::strong_match(&must, &reject, loc) {
+            continue;
+        }
+        let Some(c) = db.category(loc, city) else {
+            continue;
+        };
+        for t in rules::category_terms(&pos, &neg, loc, c) {
+            sum += record(details, t, city, 0);
+        }
+    }
+    sum
+}
+
+/// One city's food terms, restaurant by restaurant, from the member's four food lists.
+fn food_terms(
+    meals: &[&Flat],
+    city: &str,
+    food: &Value,
+    db: &PoiDb,
+    details: &mut Vec<Detail>,
+) -> i64 {
+    let mut sum = 0;
+    let lists = (
+        strings(food, "must_eat"),
+        strings(food, "reject_eat"),
+        strings(food, "prefer_eat"),
+        strings(food, "avoid_eat"),
+    );
+    let fl = FoodLists {
+        must: &lists.0,
+        reject: &lists.1,
+        prefer: &lists.2,
+        avoid: &lists.3,
+    };
+    for f in meals {
+        let loc = text(f.act, "location");
+        let Some(c) = db.category(loc, city) else {
+            continue;
+        };
+        for t in rules::food_terms(&fl, loc, c) {
+            sum += record(details, t, city, 0);
+        }
+    }
+    sum
+}
+
+/// Transport terms, one set per intercity trip with a mode (`g` is `global_constraints`).
+fn transport_terms(flat: &[Flat], g: &Value, details: &mut Vec<Detail>) -> i64 {
+    let mut sum = 0;
     let tr = get(g, "transport").unwrap_or(&Value::Null);
     let (m, p, a, r) = (
         strings(tr, "must"),
@@ -345,22 +365,58 @@ fn score_user(
             continue;
         }
         for t in rules::transport_terms(&m, &p, &a, &r, mode) {
-            push(&mut details, &mut b.transport, t, "", f.day);
+            sum += record(details, t, "", f.day);
         }
     }
+    sum
+}
+
+/// Hotel terms, one per hotel night whose category the preference names (`g` is
+/// `global_constraints`).
+fn hotel_terms(flat: &[Flat], g: &Value, db: &PoiDb, details: &mut Vec<Detail>) -> i64 {
+    let mut sum = 0;
     let hp = get(g, "hotel_preference").unwrap_or(&Value::Null);
     let (hp_prefer, hp_avoid) = (strings(hp, "prefer"), strings(hp, "avoid"));
-    if !hp_prefer.is_empty() || !hp_avoid.is_empty() {
-        for f in flat.iter().filter(|f| text(f.act, "type") == "hotel") {
-            let city = f.city.unwrap_or("");
-            let Some(c) = db.category(text(f.act, "location"), city) else {
-                continue;
-            };
-            if let Some(t) = rules::hotel_term(&hp_prefer, &hp_avoid, c) {
-                push(&mut details, &mut b.hotel, t, city, f.day);
-            }
+    if hp_prefer.is_empty() && hp_avoid.is_empty() {
+        return 0;
+    }
+    for f in flat.iter().filter(|f| text(f.act, "type") == "hotel") {
+        let city = f.city.unwrap_or("");
+        let Some(c) = db.category(text(f.act, "location"), city) else {
+            continue;
+        };
+        if let Some(t) = rules::hotel_term(&hp_prefer, &hp_avoid, c) {
+            sum += record(details, t, city, f.day);
         }
     }
+    sum
+}
+
+/// Score one member (`per_user` entry); `prefs` is the member's `preference` object.
+fn score_user(
+    flat: &[Flat],
+    user: &str,
+    prefs: &Value,
+    invalid: &HashSet<ActKey>,
+    db: &PoiDb,
+) -> UserScore {
+    let mut details: Vec<Detail> = Vec::new();
+    let mut b = Breakdown::default();
+    let cities = get(prefs, "city_specific_preferences")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten();
+    for (city, cp) in cities {
+        let att = get(cp, "attractions").unwrap_or(&Value::Null);
+        let sights = joined(flat, "attraction", city, user, invalid);
+        b.attractions += attraction_terms(&sights, city, att, db, &mut details);
+        let food = get(cp, "food").unwrap_or(&Value::Null);
+        let meals = joined(flat, "food", city, user, invalid);
+        b.food += food_terms(&meals, city, food, db, &mut details);
+    }
+    let g = get(prefs, "global_constraints").unwrap_or(&Value::Null);
+    b.transport += transport_terms(flat, g, &mut details);
+    b.hotel += hotel_terms(flat, g, db, &mut details);
     intensity(flat, user, g, &mut details, &mut b);
     let cost = cost_of(flat, user);
     if let Some(budget) = number(get(g, "avg_budget")).filter(|b| *b != 0.0)
@@ -371,7 +427,7 @@ fn score_user(
             item: format!("{cost} > {budget}"),
             score: -2,
         };
-        push(&mut details, &mut b.budget, t, "", 0);
+        b.budget += record(&mut details, t, "", 0);
     }
     UserScore {
         total: b.attractions + b.food + b.transport + b.hotel + b.intensity + b.budget,

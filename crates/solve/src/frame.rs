@@ -121,12 +121,80 @@ fn meal_need(start: u32, end: u32, kind: MealKind) -> Need {
     }
 }
 
+/// Where the walk through the days stands: the day, the destination, and when and where the
+/// next piece starts.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    day: usize,
+    dest: usize,
+    start: u32,
+    start_at: Anchor,
+}
+
+/// The outbound trip's departure: the first departure when it arrives in time, else the
+/// latest one that does (on the 5-minute grid, not before the earliest departure); `None`
+/// when even that arrives too late.
+fn outbound_departure(minutes: u32) -> Option<u32> {
+    let depart = if model::FIRST_DEPARTURE + minutes <= model::LATEST_ARRIVAL {
+        model::FIRST_DEPARTURE
+    } else {
+        model::LATEST_ARRIVAL
+            .checked_sub(minutes)?
+            .max(model::EARLIEST_DEPARTURE)
+            / 5
+            * 5
+    };
+    (depart + minutes <= model::LATEST_ARRIVAL).then_some(depart)
+}
+
 impl Frame {
     /// The frame of an allocation and one option per leg; `None` when a trip does not fit
     /// into its travel day.
     pub fn new(inst: &Instance, nights: &[u32], options: &[usize]) -> Option<Frame> {
         let days = inst.days as usize;
         let last = days - 1;
+        let mut f = Frame::empty(inst, nights);
+        f.add_transport(inst, options);
+        let m0 = inst.legs[0].options[options[0]].minutes;
+        let depart = outbound_departure(m0)?;
+        f.add_trip(0, 0, options[0], depart, m0);
+        let mut at = Cursor {
+            day: 0,
+            dest: 0,
+            start: depart + m0,
+            start_at: Anchor::Terminal(0),
+        };
+        for day in 0..days {
+            at.day = day;
+            if day > 0 {
+                at.start_at = Anchor::Hotel;
+                at.start = model::DAY_START;
+            }
+            // a move to the next destination this morning?
+            let moves = day > 0 && day < last && f.night_dest[day] != f.night_dest[day - 1];
+            if moves {
+                f.add_move(inst, options, &mut at)?;
+            }
+            if day < last {
+                f.add_piece(Piece {
+                    day,
+                    dest: at.dest,
+                    start: at.start,
+                    start_at: at.start_at,
+                    end_at: Anchor::Hotel,
+                    end_limit: model::HOTEL_CHECKIN_LATEST,
+                    lunch: meal_need(at.start, model::HOTEL_CHECKIN_LATEST, MealKind::Lunch),
+                    dinner: meal_need(at.start, model::HOTEL_CHECKIN_LATEST, MealKind::Dinner),
+                });
+            } else {
+                f.add_return(inst, options, &at)?;
+            }
+        }
+        Some(f)
+    }
+
+    /// A frame with its nights placed and no trips, pieces or transport terms yet.
+    fn empty(inst: &Instance, nights: &[u32]) -> Frame {
         let n = inst.n();
         let mut f = Frame {
             alloc: 0,
@@ -134,7 +202,7 @@ impl Frame {
             nights: nights.to_vec(),
             trips: Vec::new(),
             pieces: Vec::new(),
-            days: vec![Vec::new(); days],
+            days: vec![Vec::new(); inst.days as usize],
             night_dest: Vec::new(),
             transport_value: vec![0; n],
             fare: 0,
@@ -144,103 +212,79 @@ impl Frame {
         for (d, &k) in nights.iter().enumerate() {
             f.night_dest.extend(std::iter::repeat_n(d, k as usize));
         }
+        f
+    }
+
+    /// Sum the chosen options' fares and members' transport terms, and note the legs each
+    /// member rejects and the must lists no leg meets.
+    fn add_transport(&mut self, inst: &Instance, options: &[usize]) {
         let mut must_hit: Mask = 0;
         for (leg, &o) in options.iter().enumerate() {
             let opt = &inst.legs[leg].options[o];
-            f.fare += opt.fare;
+            self.fare += opt.fare;
             must_hit |= opt.must_hit;
-            for i in 0..n {
-                f.transport_value[i] += opt.value[i];
+            for i in 0..inst.n() {
+                self.transport_value[i] += opt.value[i];
                 if opt.rejected >> i & 1 == 1 {
-                    f.rejected[i] |= 1 << leg;
+                    self.rejected[i] |= 1 << leg;
                 }
             }
         }
-        f.must_unmet = inst.must_travellers() & !must_hit;
-        let mode = |leg: usize| inst.legs[leg].options[options[leg]].mode;
-        let minutes = |leg: usize| inst.legs[leg].options[options[leg]].minutes;
-        // the outbound trip
-        let m0 = minutes(0);
-        let depart = if model::FIRST_DEPARTURE + m0 <= model::LATEST_ARRIVAL {
-            model::FIRST_DEPARTURE
-        } else {
-            model::LATEST_ARRIVAL
-                .checked_sub(m0)?
-                .max(model::EARLIEST_DEPARTURE)
-                / 5
-                * 5
-        };
-        if depart + m0 > model::LATEST_ARRIVAL {
+        self.must_unmet = inst.must_travellers() & !must_hit;
+    }
+
+    /// A morning move to the next destination: the stretch from the hotel to the terminal,
+    /// then the trip; the cursor moves to the arrival. `None` when the trip arrives too late.
+    fn add_move(&mut self, inst: &Instance, options: &[usize], at: &mut Cursor) -> Option<()> {
+        let leg = at.dest + 1;
+        let opt = &inst.legs[leg].options[options[leg]];
+        let (acc, buffer) = model::access(opt.mode);
+        let depart = up5(model::TRAVEL_DAY_START + acc + buffer);
+        if depart + opt.minutes > model::LATEST_ARRIVAL {
             return None;
         }
-        f.add_trip(0, 0, options[0], depart, m0);
-        let mut dest = 0;
-        let mut start = depart + m0;
-        let mut start_at = Anchor::Terminal(0);
-        for day in 0..days {
-            if day > 0 {
-                start_at = Anchor::Hotel;
-                start = model::DAY_START;
-            }
-            // a move to the next destination this morning?
-            let moves = day > 0 && day < last && f.night_dest[day] != f.night_dest[day - 1];
-            if moves {
-                let leg = dest + 1;
-                let (acc, buffer) = model::access(mode(leg));
-                let depart = up5(model::TRAVEL_DAY_START + acc + buffer);
-                if depart + minutes(leg) > model::LATEST_ARRIVAL {
-                    return None;
-                }
-                f.add_piece(Piece {
-                    day,
-                    dest,
-                    start: model::TRAVEL_DAY_START,
-                    start_at: Anchor::Hotel,
-                    end_at: Anchor::Terminal(leg),
-                    end_limit: depart - buffer,
-                    lunch: Need::No,
-                    dinner: Need::No,
-                });
-                f.add_trip(day, leg, options[leg], depart, minutes(leg));
-                dest += 1;
-                start = depart + minutes(leg);
-                start_at = Anchor::Terminal(leg);
-            }
-            if day < last {
-                f.add_piece(Piece {
-                    day,
-                    dest,
-                    start,
-                    start_at,
-                    end_at: Anchor::Hotel,
-                    end_limit: model::HOTEL_CHECKIN_LATEST,
-                    lunch: meal_need(start, model::HOTEL_CHECKIN_LATEST, MealKind::Lunch),
-                    dinner: meal_need(start, model::HOTEL_CHECKIN_LATEST, MealKind::Dinner),
-                });
-            } else {
-                let leg = inst.legs.len() - 1;
-                let m = minutes(leg);
-                let (_, buffer) = model::access(mode(leg));
-                let depart =
-                    model::LAST_DEPARTURE.min(model::RETURN_ARRIVAL_LATEST.checked_sub(m)?) / 5 * 5;
-                let end_limit = depart.checked_sub(buffer)?;
-                if end_limit < start + model::access(mode(leg)).0 {
-                    return None;
-                }
-                f.add_piece(Piece {
-                    day,
-                    dest,
-                    start,
-                    start_at,
-                    end_at: Anchor::Terminal(leg),
-                    end_limit,
-                    lunch: meal_need(start, end_limit, MealKind::Lunch),
-                    dinner: meal_need(start, end_limit, MealKind::Dinner),
-                });
-                f.add_trip(day, leg, options[leg], depart, m);
-            }
+        self.add_piece(Piece {
+            day: at.day,
+            dest: at.dest,
+            start: model::TRAVEL_DAY_START,
+            start_at: Anchor::Hotel,
+            end_at: Anchor::Terminal(leg),
+            end_limit: depart - buffer,
+            lunch: Need::No,
+            dinner: Need::No,
+        });
+        self.add_trip(at.day, leg, options[leg], depart, opt.minutes);
+        at.dest += 1;
+        at.start = depart + opt.minutes;
+        at.start_at = Anchor::Terminal(leg);
+        Some(())
+    }
+
+    /// The last day: the stretch up to the home terminal, then the trip back. `None` when the
+    /// return leaves no time to reach the terminal.
+    fn add_return(&mut self, inst: &Instance, options: &[usize], at: &Cursor) -> Option<()> {
+        let leg = inst.legs.len() - 1;
+        let opt = &inst.legs[leg].options[options[leg]];
+        let m = opt.minutes;
+        let (acc, buffer) = model::access(opt.mode);
+        let depart =
+            model::LAST_DEPARTURE.min(model::RETURN_ARRIVAL_LATEST.checked_sub(m)?) / 5 * 5;
+        let end_limit = depart.checked_sub(buffer)?;
+        if end_limit < at.start + acc {
+            return None;
         }
-        Some(f)
+        self.add_piece(Piece {
+            day: at.day,
+            dest: at.dest,
+            start: at.start,
+            start_at: at.start_at,
+            end_at: Anchor::Terminal(leg),
+            end_limit,
+            lunch: meal_need(at.start, end_limit, MealKind::Lunch),
+            dinner: meal_need(at.start, end_limit, MealKind::Dinner),
+        });
+        self.add_trip(at.day, leg, options[leg], depart, m);
+        Some(())
     }
 
     fn add_trip(&mut self, day: usize, leg: usize, option: usize, depart: u32, minutes: u32) {

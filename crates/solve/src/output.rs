@@ -2,9 +2,9 @@
 //! and an upper bound on the group utility.
 
 use super::frame::{Frame, Step};
-use super::instance::Instance;
+use super::instance::{Instance, Member};
 use super::model::{self, ride_mode};
-use super::search::{Field, State};
+use super::search::{Field, MemberEval, State};
 use super::sim::{ActKind, Place, coords};
 use gtb_plan::{
     Activity, CityBlock, Compromise, Day, Intercity, IntercityTag, Plan, Segment, hhmm,
@@ -166,92 +166,18 @@ pub fn compromises(
             continue;
         }
         let me = &st.eval.members[i];
-        let g = &m.pref.global_constraints;
-        let city_path = |d: usize, leaf: &str| {
-            format!("city_specific_preferences.{}.{leaf}", inst.dest[d].name)
-        };
-        let mut fields: Vec<String> = me
-            .broken
-            .iter()
-            .map(|(f, _)| match f {
-                Field::Budget => "global_constraints.avg_budget".to_string(),
-                Field::MaxPoi => "global_constraints.intensity.max_poi_per_day".to_string(),
-                Field::MaxHours => "global_constraints.intensity.max_active_hours".to_string(),
-                Field::TransportMust => "global_constraints.transport.must".to_string(),
-                Field::TransportReject => "global_constraints.transport.reject".to_string(),
-                Field::MustVisit(d) => city_path(*d, "attractions.must_visit"),
-                Field::RejectVisit(d) => city_path(*d, "attractions.reject_visit"),
-                Field::MustEat(d) => city_path(*d, "food.must_eat"),
-                Field::RejectEat(d) => city_path(*d, "food.reject_eat"),
-            })
-            .chain(
-                breaches
-                    .iter()
-                    .filter(|b| b.user == m.name)
-                    .map(|b| b.field.clone()),
-            )
-            .collect();
-        fields.sort();
-        fields.dedup();
         let (sights, meals) = joined(plan, m.name);
-        let named = |places: &[(String, String)], city: &str, x: &str| {
-            places.iter().any(|(c, l)| c == city && l.contains(x))
+        let y = Yielder {
+            member: m,
+            me,
+            plan,
+            breaches,
+            sights,
+            meals,
         };
-        for field in fields {
-            let scorer_drops: Vec<&str> = breaches
-                .iter()
-                .filter(|b| b.user == m.name && b.field == field)
-                .map(|b| b.item.as_str())
-                .collect();
-            let value = match field.as_str() {
-                "global_constraints.avg_budget" => Value::from(me.cost.div_ceil(100) * 100),
-                "global_constraints.intensity.max_poi_per_day" => {
-                    Value::from(me.pois.iter().copied().max().unwrap_or(0))
-                }
-                "global_constraints.intensity.max_active_hours" => {
-                    Value::from(me.active.iter().copied().max().unwrap_or(0).div_ceil(60))
-                }
-                "global_constraints.transport.must" => Value::from(Vec::<String>::new()),
-                "global_constraints.transport.reject" => {
-                    let used: Vec<&str> = plan_modes(plan);
-                    Value::from(
-                        g.transport
-                            .reject
-                            .iter()
-                            .filter(|x| !used.contains(&x.as_str()))
-                            .cloned()
-                            .collect::<Vec<_>>(),
-                    )
-                }
-                f => {
-                    let Some((city, leaf)) = f
-                        .strip_prefix("city_specific_preferences.")
-                        .and_then(|r| r.split_once('.'))
-                    else {
-                        continue;
-                    };
-                    let Some(cp) = m.pref.city_specific_preferences.get(city) else {
-                        continue;
-                    };
-                    let keep = |list: &[String], ok: &dyn Fn(&str) -> bool| {
-                        Value::from(list.iter().filter(|x| ok(x)).cloned().collect::<Vec<_>>())
-                    };
-                    // a must item stays when the scorer counts it; a reject item when neither
-                    // the scorer counts it nor a location the member joins names it
-                    match leaf {
-                        "attractions.must_visit" => {
-                            keep(&cp.attractions.must_visit, &|x| !scorer_drops.contains(&x))
-                        }
-                        "attractions.reject_visit" => keep(&cp.attractions.reject_visit, &|x| {
-                            !named(&sights, city, x) && !scorer_drops.contains(&x)
-                        }),
-                        "food.must_eat" => keep(&cp.food.must_eat, &|x| !scorer_drops.contains(&x)),
-                        "food.reject_eat" => keep(&cp.food.reject_eat, &|x| {
-                            !named(&meals, city, x) && !scorer_drops.contains(&x)
-                        }),
-                        _ => continue,
-                    }
-                }
+        for field in broken_fields(inst, me, m.name, breaches) {
+            let Some(value) = y.value(&field) else {
+                continue;
             };
             out.push(Compromise {
                 user: m.name.to_string(),
@@ -261,6 +187,123 @@ pub fn compromises(
         }
     }
     out
+}
+
+/// The path (relative to `preference`) of a field the solver found broken.
+fn field_path(inst: &Instance, f: &Field) -> String {
+    let city_path =
+        |d: usize, leaf: &str| format!("city_specific_preferences.{}.{leaf}", inst.dest[d].name);
+    match f {
+        Field::Budget => "global_constraints.avg_budget".to_string(),
+        Field::MaxPoi => "global_constraints.intensity.max_poi_per_day".to_string(),
+        Field::MaxHours => "global_constraints.intensity.max_active_hours".to_string(),
+        Field::TransportMust => "global_constraints.transport.must".to_string(),
+        Field::TransportReject => "global_constraints.transport.reject".to_string(),
+        Field::MustVisit(d) => city_path(*d, "attractions.must_visit"),
+        Field::RejectVisit(d) => city_path(*d, "attractions.reject_visit"),
+        Field::MustEat(d) => city_path(*d, "food.must_eat"),
+        Field::RejectEat(d) => city_path(*d, "food.reject_eat"),
+    }
+}
+
+/// A member's broken fields, sorted and once each: the solver's and the scorer's (`breaches`).
+fn broken_fields(
+    inst: &Instance,
+    me: &MemberEval,
+    user: &str,
+    breaches: &[Violation],
+) -> Vec<String> {
+    let mut fields: Vec<String> = me
+        .broken
+        .iter()
+        .map(|(f, _)| field_path(inst, f))
+        .chain(
+            breaches
+                .iter()
+                .filter(|b| b.user == user)
+                .map(|b| b.field.clone()),
+        )
+        .collect();
+    fields.sort();
+    fields.dedup();
+    fields
+}
+
+/// What a compromisable member's new field values are read from.
+struct Yielder<'a> {
+    member: &'a Member<'a>,
+    me: &'a MemberEval,
+    plan: &'a Plan,
+    /// the scorer's findings without compromises
+    breaches: &'a [Violation],
+    /// (city, location) of the sights and meals the member joins
+    sights: Places,
+    meals: Places,
+}
+
+impl Yielder<'_> {
+    /// The new value of a broken field: a budget or cap raised to what the plan needs, a
+    /// transport list cleared of what the plan breaks, or a city list (`city_value`).
+    fn value(&self, field: &str) -> Option<Value> {
+        let (me, g) = (self.me, &self.member.pref.global_constraints);
+        Some(match field {
+            "global_constraints.avg_budget" => Value::from(me.cost.div_ceil(100) * 100),
+            "global_constraints.intensity.max_poi_per_day" => {
+                Value::from(me.pois.iter().copied().max().unwrap_or(0))
+            }
+            "global_constraints.intensity.max_active_hours" => {
+                Value::from(me.active.iter().copied().max().unwrap_or(0).div_ceil(60))
+            }
+            "global_constraints.transport.must" => Value::from(Vec::<String>::new()),
+            "global_constraints.transport.reject" => {
+                let used: Vec<&str> = plan_modes(self.plan);
+                Value::from(
+                    g.transport
+                        .reject
+                        .iter()
+                        .filter(|x| !used.contains(&x.as_str()))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                )
+            }
+            f => return self.city_value(f),
+        })
+    }
+
+    /// The new value of a city list: a must item stays when the scorer counts it; a reject
+    /// item when neither the scorer counts it nor a location the member joins names it.
+    /// `None` when the field is no city list the member has.
+    fn city_value(&self, field: &str) -> Option<Value> {
+        let (city, leaf) = field
+            .strip_prefix("city_specific_preferences.")
+            .and_then(|r| r.split_once('.'))?;
+        let cp = self.member.pref.city_specific_preferences.get(city)?;
+        let scorer_drops: Vec<&str> = self
+            .breaches
+            .iter()
+            .filter(|b| b.user == self.member.name && b.field == field)
+            .map(|b| b.item.as_str())
+            .collect();
+        let named = |places: &[(String, String)], x: &str| {
+            places.iter().any(|(c, l)| c == city && l.contains(x))
+        };
+        let keep = |list: &[String], ok: &dyn Fn(&str) -> bool| {
+            Value::from(list.iter().filter(|x| ok(x)).cloned().collect::<Vec<_>>())
+        };
+        Some(match leaf {
+            "attractions.must_visit" => {
+                keep(&cp.attractions.must_visit, &|x| !scorer_drops.contains(&x))
+            }
+            "attractions.reject_visit" => keep(&cp.attractions.reject_visit, &|x| {
+                !named(&self.sights, x) && !scorer_drops.contains(&x)
+            }),
+            "food.must_eat" => keep(&cp.food.must_eat, &|x| !scorer_drops.contains(&x)),
+            "food.reject_eat" => keep(&cp.food.reject_eat, &|x| {
+                !named(&self.meals, x) && !scorer_drops.contains(&x)
+            }),
+            _ => return None,
+        })
+    }
 }
 
 /// The intercity modes a plan uses.

@@ -12,6 +12,7 @@ use super::frame::{Frame, Need};
 use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS, Mask};
 use super::model::MealKind;
 use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
+use gtb_core::task::Intensity;
 
 /// A hard field of a member that the plan breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -77,10 +78,17 @@ pub struct State {
     pub eval: Eval,
 }
 
+/// What a member's pieces cover per destination: the must and reject sights and must dishes
+/// (bit sets over the member's lists) and whether a rejected dish is eaten.
+struct Covered {
+    must: [u32; MAX_DESTINATIONS],
+    reject: [u32; MAX_DESTINATIONS],
+    eat: [u32; MAX_DESTINATIONS],
+    reject_eat: [bool; MAX_DESTINATIONS],
+}
+
 /// Score a plan from its pieces' evaluations.
 pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&PieceEval]) -> Eval {
-    let nd = inst.dest.len();
-    let days = inst.days as usize;
     let mut e = Eval::default();
     for p in evals {
         if !p.ok {
@@ -96,104 +104,144 @@ pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&Piec
         .filter(|&&d| inst.dest[d].hotels[hotels[d]].stand_in)
         .count() as i64;
     for (i, m) in inst.members.iter().enumerate() {
-        let g = &m.pref.global_constraints;
-        let mut me = MemberEval {
-            value: frame.transport_value[i] as i64,
-            cost: frame.fare,
-            ..Default::default()
-        };
-        for &d in &frame.night_dest {
-            let h = &inst.dest[d].hotels[hotels[d]];
-            me.value += h.value[i] as i64;
-            me.cost += h.price;
-        }
+        let me = member_eval(inst, frame, hotels, evals, i);
+        e.add_member(me, m.firm);
+    }
+    e.total -= e.split;
+    e
+}
 
-        let (mut must, mut reject, mut eat, mut reject_eat) = (
-            [0u32; MAX_DESTINATIONS],
-            [0u32; MAX_DESTINATIONS],
-            [0u32; MAX_DESTINATIONS],
-            [false; MAX_DESTINATIONS],
-        );
-        for (p, ev) in frame.pieces.iter().zip(evals) {
-            let mp = &ev.members[i];
-            me.value += mp.value as i64;
-            me.cost += mp.food;
-            must[p.dest] |= mp.must;
-            reject[p.dest] |= mp.reject;
-            eat[p.dest] |= mp.must_eat;
-            reject_eat[p.dest] |= mp.reject_eat;
-            me.pois[p.day] += mp.pois;
-            me.active[p.day] += mp.active;
-        }
-        for d in 0..nd {
-            me.value += 2 * must[d].count_ones() as i64 - 2 * reject[d].count_ones() as i64;
-            let missing = (inst.must_visit_all(i, d) & !must[d]).count_ones() as i64;
-            if missing > 0 {
-                me.broken.push((Field::MustVisit(d), BREACH * missing));
-            }
-            if reject[d] != 0 {
-                me.broken.push((
-                    Field::RejectVisit(d),
-                    BREACH * reject[d].count_ones() as i64,
-                ));
-            }
-            let missing = (inst.must_eat_all(i, d) & !eat[d]).count_ones() as i64;
-            if missing > 0 {
-                me.broken.push((Field::MustEat(d), BREACH * missing));
-            }
-            if reject_eat[d] {
-                me.broken.push((Field::RejectEat(d), BREACH));
-            }
-        }
-        let (max_poi, max_h) = (g.intensity.max_poi_per_day, g.intensity.max_active_hours);
-        let (mut over_poi, mut over_min) = (0i64, 0i64);
-        for day in 0..days {
-            if max_poi > 0 && me.pois[day] > max_poi {
-                me.value -= 2;
-                over_poi += (me.pois[day] - max_poi) as i64;
-            }
-            if max_h > 0 && me.active[day] > max_h * 60 {
-                me.value -= 2;
-                over_min += (me.active[day] - max_h * 60) as i64;
-            }
-        }
-        if over_poi > 0 {
-            me.broken.push((Field::MaxPoi, BREACH * over_poi));
-        }
-        if over_min > 0 {
-            me.broken.push((Field::MaxHours, BREACH + over_min));
-        }
-        if g.avg_budget > 0 && me.cost > g.avg_budget {
-            me.value -= 2;
-            me.broken
-                .push((Field::Budget, BREACH + (me.cost - g.avg_budget) as i64));
-        }
-        if frame.must_unmet >> i & 1 == 1 {
-            me.broken.push((Field::TransportMust, BREACH));
-        }
-        if frame.rejected[i] != 0 {
-            me.broken.push((
-                Field::TransportReject,
-                BREACH * frame.rejected[i].count_ones() as i64,
-            ));
-        }
-        if m.firm {
-            e.breach += me.broken.iter().map(|b| b.1).sum::<i64>();
+impl Eval {
+    /// Count a member's broken fields (a firm member's are breaches; a compromisable one's
+    /// heaviest `MAX_PER_USER` are compromises, the rest breaches) and add their evaluation.
+    fn add_member(&mut self, me: MemberEval, firm: bool) {
+        if firm {
+            self.breach += me.broken.iter().map(|b| b.1).sum::<i64>();
         } else {
             let mut w: Vec<i64> = me.broken.iter().map(|b| b.1).collect();
             w.sort_unstable_by(|a, b| b.cmp(a));
-            e.compromises += w.len().min(gtb_score::compromise::MAX_PER_USER) as i64;
-            e.breach += w
+            self.compromises += w.len().min(gtb_score::compromise::MAX_PER_USER) as i64;
+            self.breach += w
                 .iter()
                 .skip(gtb_score::compromise::MAX_PER_USER)
                 .sum::<i64>();
         }
-        e.total += me.value;
-        e.cost += me.cost as i64;
-        e.members.push(me);
+        self.total += me.value;
+        self.cost += me.cost as i64;
+        self.members.push(me);
     }
-    e.total -= e.split;
-    e
+}
+
+/// Member `i`'s utility, spending and broken hard fields in a plan.
+fn member_eval(
+    inst: &Instance,
+    frame: &Frame,
+    hotels: &[usize],
+    evals: &[&PieceEval],
+    i: usize,
+) -> MemberEval {
+    let g = &inst.members[i].pref.global_constraints;
+    let mut me = MemberEval {
+        value: frame.transport_value[i] as i64,
+        cost: frame.fare,
+        ..Default::default()
+    };
+    for &d in &frame.night_dest {
+        let h = &inst.dest[d].hotels[hotels[d]];
+        me.value += h.value[i] as i64;
+        me.cost += h.price;
+    }
+    let covered = me.add_pieces(frame, evals, i);
+    me.add_places(inst, i, &covered);
+    me.add_intensity(&g.intensity, inst.days as usize);
+    if g.avg_budget > 0 && me.cost > g.avg_budget {
+        me.value -= 2;
+        me.broken
+            .push((Field::Budget, BREACH + (me.cost - g.avg_budget) as i64));
+    }
+    if frame.must_unmet >> i & 1 == 1 {
+        me.broken.push((Field::TransportMust, BREACH));
+    }
+    if frame.rejected[i] != 0 {
+        me.broken.push((
+            Field::TransportReject,
+            BREACH * frame.rejected[i].count_ones() as i64,
+        ));
+    }
+    me
+}
+
+impl MemberEval {
+    /// Add member `i`'s share of every piece (value, meals paid, attractions and active
+    /// minutes per day) and return what the pieces cover per destination.
+    fn add_pieces(&mut self, frame: &Frame, evals: &[&PieceEval], i: usize) -> Covered {
+        let mut c = Covered {
+            must: [0; MAX_DESTINATIONS],
+            reject: [0; MAX_DESTINATIONS],
+            eat: [0; MAX_DESTINATIONS],
+            reject_eat: [false; MAX_DESTINATIONS],
+        };
+        for (p, ev) in frame.pieces.iter().zip(evals) {
+            let mp = &ev.members[i];
+            self.value += mp.value as i64;
+            self.cost += mp.food;
+            c.must[p.dest] |= mp.must;
+            c.reject[p.dest] |= mp.reject;
+            c.eat[p.dest] |= mp.must_eat;
+            c.reject_eat[p.dest] |= mp.reject_eat;
+            self.pois[p.day] += mp.pois;
+            self.active[p.day] += mp.active;
+        }
+        c
+    }
+
+    /// Per destination: ±2 per must / rejected sight seen (once each), and the must sights
+    /// and dishes missed and rejected ones taken as broken fields.
+    fn add_places(&mut self, inst: &Instance, i: usize, c: &Covered) {
+        for d in 0..inst.dest.len() {
+            self.value += 2 * c.must[d].count_ones() as i64 - 2 * c.reject[d].count_ones() as i64;
+            let missing = (inst.must_visit_all(i, d) & !c.must[d]).count_ones() as i64;
+            if missing > 0 {
+                self.broken.push((Field::MustVisit(d), BREACH * missing));
+            }
+            if c.reject[d] != 0 {
+                self.broken.push((
+                    Field::RejectVisit(d),
+                    BREACH * c.reject[d].count_ones() as i64,
+                ));
+            }
+            let missing = (inst.must_eat_all(i, d) & !c.eat[d]).count_ones() as i64;
+            if missing > 0 {
+                self.broken.push((Field::MustEat(d), BREACH * missing));
+            }
+            if c.reject_eat[d] {
+                self.broken.push((Field::RejectEat(d), BREACH));
+            }
+        }
+    }
+
+    /// The intensity caps over the trip's days: −2 per day and cap exceeded, and the excess
+    /// (attractions, minutes) as broken fields.
+    fn add_intensity(&mut self, it: &Intensity, days: usize) {
+        let (max_poi, max_h) = (it.max_poi_per_day, it.max_active_hours);
+        let (mut over_poi, mut over_min) = (0i64, 0i64);
+        for day in 0..days {
+            if max_poi > 0 && self.pois[day] > max_poi {
+                self.value -= 2;
+                over_poi += (self.pois[day] - max_poi) as i64;
+            }
+            if max_h > 0 && self.active[day] > max_h * 60 {
+                self.value -= 2;
+                over_min += (self.active[day] - max_h * 60) as i64;
+            }
+        }
+        if over_poi > 0 {
+            self.broken.push((Field::MaxPoi, BREACH * over_poi));
+        }
+        if over_min > 0 {
+            self.broken.push((Field::MaxHours, BREACH + over_min));
+        }
+    }
 }
 
 pub struct Search<'a> {
