@@ -268,28 +268,75 @@ impl Ctx<'_> {
         }
     }
 
+    /// Member `key` of `m` read as a list (its path: `{at}.{key}`), checked as `list` does.
+    fn field(
+        &mut self,
+        m: &serde_json::Map<String, Value>,
+        at: &str,
+        key: &str,
+        (min, max): (usize, usize),
+        check: impl FnMut(&str) -> Result<String, Refusal>,
+    ) -> Vec<String> {
+        self.list(m.get(key), &format!("{at}.{key}"), min, max, check)
+    }
+    /// Member `key` of `m` as an object (its path: `{at}.{key}`); empty when it is not one
+    /// (a problem then).
+    fn section(
+        &mut self,
+        m: &serde_json::Map<String, Value>,
+        at: &str,
+        key: &str,
+    ) -> serde_json::Map<String, Value> {
+        self.obj(m.get(key), &format!("{at}.{key}"))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     fn globals(&mut self, v: Option<&Value>, user: &str) -> GlobalConstraints {
         let path = format!("{user}.global_constraints");
         let Some(g) = self.obj(v, &path) else {
             return GlobalConstraints::default();
         };
-        let mode = |s: &str| {
-            if vocab::is_transport_mode(s) {
-                Ok(s.to_string())
-            } else {
-                Err((
-                    Reason::Vocabulary,
-                    format!("「{s}」不是 飞机/高铁/火车/自驾 之一"),
-                ))
-            }
+        let budget = self.budget(g, &path);
+        let tr = self.section(g, &path, "transport");
+        let tp = format!("{path}.transport");
+        let transport = Buckets {
+            must: self.field(&tr, &tp, "must", (0, 2), mode_check),
+            prefer: self.field(&tr, &tp, "prefer", (0, 2), mode_check),
+            avoid: self.field(&tr, &tp, "avoid", (0, 1), mode_check),
+            reject: self.field(&tr, &tp, "reject", (0, 1), mode_check),
         };
-        let hotel = |s: &str| {
-            if vocab::is_hotel_category(s) {
-                Ok(s.to_string())
-            } else {
-                Err((Reason::Vocabulary, format!("「{s}」不是 13 个酒店类别之一")))
-            }
+        let it = self.section(g, &path, "intensity");
+        let ip = format!("{path}.intensity");
+        let poi = self
+            .int(it.get("max_poi_per_day"), &format!("{ip}.max_poi_per_day"))
+            .unwrap_or(3);
+        let hours = self
+            .int(
+                it.get("max_active_hours"),
+                &format!("{ip}.max_active_hours"),
+            )
+            .unwrap_or(8);
+        let h = self.section(g, &path, "hotel_preference");
+        let hp = format!("{path}.hotel_preference");
+        let hotel_preference = HotelPreference {
+            prefer: self.field(&h, &hp, "prefer", (1, 3), hotel_check),
+            avoid: self.field(&h, &hp, "avoid", (0, 1), hotel_check),
         };
+        let as_u32 = |x: i64| x.clamp(0, u32::MAX as i64) as u32;
+        let g = GlobalConstraints {
+            avg_budget: as_u32(budget),
+            transport,
+            intensity: Intensity {
+                max_poi_per_day: as_u32(poi),
+                max_active_hours: as_u32(hours),
+            },
+            hotel_preference,
+        };
+        self.scalars_gate(g, &path)
+    }
+    /// avg_budget (0 when missing), which must not be under the task's min_budget.
+    fn budget(&mut self, g: &serde_json::Map<String, Value>, path: &str) -> i64 {
         let budget = self
             .int(g.get("avg_budget"), &format!("{path}.avg_budget"))
             .unwrap_or(0);
@@ -302,51 +349,11 @@ impl Ctx<'_> {
                 ),
             );
         }
-        let tp = format!("{path}.transport");
-        let tr = self
-            .obj(g.get("transport"), &tp)
-            .cloned()
-            .unwrap_or_default();
-        let transport = Buckets {
-            must: self.list(tr.get("must"), &format!("{tp}.must"), 0, 2, mode),
-            prefer: self.list(tr.get("prefer"), &format!("{tp}.prefer"), 0, 2, mode),
-            avoid: self.list(tr.get("avoid"), &format!("{tp}.avoid"), 0, 1, mode),
-            reject: self.list(tr.get("reject"), &format!("{tp}.reject"), 0, 1, mode),
-        };
-        let ip = format!("{path}.intensity");
-        let it = self
-            .obj(g.get("intensity"), &ip)
-            .cloned()
-            .unwrap_or_default();
-        let poi = self
-            .int(it.get("max_poi_per_day"), &format!("{ip}.max_poi_per_day"))
-            .unwrap_or(3);
-        let hours = self
-            .int(
-                it.get("max_active_hours"),
-                &format!("{ip}.max_active_hours"),
-            )
-            .unwrap_or(8);
-        let hp = format!("{path}.hotel_preference");
-        let h = self
-            .obj(g.get("hotel_preference"), &hp)
-            .cloned()
-            .unwrap_or_default();
-        let hotel_preference = HotelPreference {
-            prefer: self.list(h.get("prefer"), &format!("{hp}.prefer"), 1, 3, hotel),
-            avoid: self.list(h.get("avoid"), &format!("{hp}.avoid"), 0, 1, hotel),
-        };
-        let as_u32 = |x: i64| x.clamp(0, u32::MAX as i64) as u32;
-        let g = GlobalConstraints {
-            avg_budget: as_u32(budget),
-            transport,
-            intensity: Intensity {
-                max_poi_per_day: as_u32(poi),
-                max_active_hours: as_u32(hours),
-            },
-            hotel_preference,
-        };
-        // the validator's `scalars` gate, on the same ranges
+        budget
+    }
+    /// The validator's `scalars` gate, on the same ranges: a problem per scalar outside its
+    /// range (the constraints come back unchanged).
+    fn scalars_gate(&mut self, g: GlobalConstraints, path: &str) -> GlobalConstraints {
         let table = Preference {
             global_constraints: g,
             ..Default::default()
@@ -424,139 +431,130 @@ impl Ctx<'_> {
         let Some(m) = self.obj(v, &path) else {
             return CityPref::default();
         };
-        let a = self
-            .obj(m.get("attractions"), &format!("{path}.attractions"))
-            .cloned()
-            .unwrap_or_default();
-        let f = self
-            .obj(m.get("food"), &format!("{path}.food"))
-            .cloned()
-            .unwrap_or_default();
-        let poi = |must: bool| {
-            move |s: &str| -> Result<String, Refusal> {
-                match c.attraction(s) {
-                    Some((k, true)) => Ok(k),
-                    Some((k, false)) if !must => Ok(k),
-                    Some((k, false)) => Err((
-                        Reason::UnknownName,
-                        format!("「{k}」在出行期间不开放，不能作为必去景点"),
-                    )),
-                    None => Err((
-                        Reason::UnknownName,
-                        format!("「{s}」不在{}的候选景点中，请逐字照抄候选 name", c.name),
-                    )),
-                }
-            }
-        };
-        let cat = |s: &str| {
-            if vocab::is_attraction_category(s)
-                && !vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&s)
-            {
-                Ok(s.to_string())
-            } else {
-                Err((Reason::Vocabulary, format!("「{s}」不是可用的景点类别")))
-            }
-        };
-        let food = |s: &str| -> Result<String, Refusal> {
-            gtb_validate::food::canonical(&c.foods, s).ok_or_else(|| {
-                (
-                    Reason::UnknownName,
-                    format!(
-                        "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
-                        c.name
-                    ),
-                )
-            })
-        };
-        let must_visit = self.list(
-            a.get("must_visit"),
-            &format!("{path}.attractions.must_visit"),
-            1,
-            2,
-            poi(true),
-        );
-        let reject_visit = self.list(
-            a.get("reject_visit"),
-            &format!("{path}.attractions.reject_visit"),
-            0,
-            1,
-            poi(false),
-        );
+        let a = self.section(m, &path, "attractions");
+        let f = self.section(m, &path, "food");
+        CityPref {
+            attractions: self.attractions(&a, &path, c, weak),
+            food: self.food(&f, &path, c, weak),
+        }
+    }
+    /// A city's sights (candidates of the city, a must_visit open during the trip) and, when
+    /// `weak`, its attraction categories.
+    fn attractions(
+        &mut self,
+        a: &serde_json::Map<String, Value>,
+        path: &str,
+        c: &CityCandidates,
+        weak: bool,
+    ) -> AttractionPref {
+        let at = format!("{path}.attractions");
+        let must_visit = self.field(a, &at, "must_visit", (1, 2), sight_check(c, true));
+        let reject_visit = self.field(a, &at, "reject_visit", (0, 1), sight_check(c, false));
         let category_pref = if weak {
-            let cp = self
-                .obj(
-                    a.get("category_pref"),
-                    &format!("{path}.attractions.category_pref"),
-                )
-                .cloned()
-                .unwrap_or_default();
+            let cp = self.section(a, &at, "category_pref");
+            let at = format!("{path}.category_pref");
             CategoryPref {
-                positive: self.list(
-                    cp.get("positive"),
-                    &format!("{path}.category_pref.positive"),
-                    0,
-                    2,
-                    cat,
-                ),
-                negative: self.list(
-                    cp.get("negative"),
-                    &format!("{path}.category_pref.negative"),
-                    0,
-                    1,
-                    cat,
-                ),
+                positive: self.field(&cp, &at, "positive", (0, 2), category_check),
+                negative: self.field(&cp, &at, "negative", (0, 1), category_check),
             }
         } else {
             CategoryPref::default()
         };
-        let must_eat = self.list(
-            f.get("must_eat"),
-            &format!("{path}.food.must_eat"),
-            0,
-            2,
-            food,
-        );
+        AttractionPref {
+            must_visit,
+            reject_visit,
+            category_pref,
+        }
+    }
+    /// A city's food (candidates of the city or values found everywhere); prefer_eat and
+    /// avoid_eat only when `weak`.
+    fn food(
+        &mut self,
+        f: &serde_json::Map<String, Value>,
+        path: &str,
+        c: &CityCandidates,
+        weak: bool,
+    ) -> FoodPref {
+        let at = format!("{path}.food");
+        let food = |s: &str| food_check(c, s);
+        let must_eat = self.field(f, &at, "must_eat", (0, 2), food);
         let (prefer_eat, avoid_eat) = if weak {
             (
-                self.list(
-                    f.get("prefer_eat"),
-                    &format!("{path}.food.prefer_eat"),
-                    0,
-                    2,
-                    food,
-                ),
-                self.list(
-                    f.get("avoid_eat"),
-                    &format!("{path}.food.avoid_eat"),
-                    0,
-                    1,
-                    food,
-                ),
+                self.field(f, &at, "prefer_eat", (0, 2), food),
+                self.field(f, &at, "avoid_eat", (0, 1), food),
             )
         } else {
             (Vec::new(), Vec::new())
         };
-        let reject_eat = self.list(
-            f.get("reject_eat"),
-            &format!("{path}.food.reject_eat"),
-            0,
-            1,
-            food,
-        );
-        CityPref {
-            attractions: AttractionPref {
-                must_visit,
-                reject_visit,
-                category_pref,
-            },
-            food: FoodPref {
-                must_eat,
-                prefer_eat,
-                avoid_eat,
-                reject_eat,
-            },
+        let reject_eat = self.field(f, &at, "reject_eat", (0, 1), food);
+        FoodPref {
+            must_eat,
+            prefer_eat,
+            avoid_eat,
+            reject_eat,
         }
     }
+}
+
+/// The check of a transport mode against the closed vocabulary.
+fn mode_check(s: &str) -> Result<String, Refusal> {
+    if vocab::is_transport_mode(s) {
+        Ok(s.to_string())
+    } else {
+        Err((
+            Reason::Vocabulary,
+            format!("「{s}」不是 飞机/高铁/火车/自驾 之一"),
+        ))
+    }
+}
+
+/// The check of a hotel category against the closed vocabulary.
+fn hotel_check(s: &str) -> Result<String, Refusal> {
+    if vocab::is_hotel_category(s) {
+        Ok(s.to_string())
+    } else {
+        Err((Reason::Vocabulary, format!("「{s}」不是 13 个酒店类别之一")))
+    }
+}
+
+/// The check of a sight against city `c`'s candidates, giving the candidate's own name;
+/// `must`: it must also be open during the trip.
+fn sight_check(c: &CityCandidates, must: bool) -> impl Fn(&str) -> Result<String, Refusal> + '_ {
+    move |s: &str| match c.attraction(s) {
+        Some((k, true)) => Ok(k),
+        Some((k, false)) if !must => Ok(k),
+        Some((k, false)) => Err((
+            Reason::UnknownName,
+            format!("「{k}」在出行期间不开放，不能作为必去景点"),
+        )),
+        None => Err((
+            Reason::UnknownName,
+            format!("「{s}」不在{}的候选景点中，请逐字照抄候选 name", c.name),
+        )),
+    }
+}
+
+/// The check of an attraction category: in the vocabulary and not excluded.
+fn category_check(s: &str) -> Result<String, Refusal> {
+    if vocab::is_attraction_category(s) && !vocab::EXCLUDED_ATTRACTION_CATEGORIES.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err((Reason::Vocabulary, format!("「{s}」不是可用的景点类别")))
+    }
+}
+
+/// The check of a food value against city `c`'s candidates and the values found everywhere,
+/// giving its canonical form.
+fn food_check(c: &CityCandidates, s: &str) -> Result<String, Refusal> {
+    gtb_validate::food::canonical(&c.foods, s).ok_or_else(|| {
+        (
+            Reason::UnknownName,
+            format!(
+                "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
+                c.name
+            ),
+        )
+    })
 }
 
 /// A copy_minor member's city: the reference's weak fields (category_pref, prefer_eat,
