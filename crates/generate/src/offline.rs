@@ -401,54 +401,57 @@ impl<'a> Trip<'a> {
     }
 }
 
-/// Global constraints of one social unit (a root member and those who copy it).
+/// Global constraints of one social unit (a root member and those who copy it). The draws
+/// come in a fixed order (transport, intensity, spending level, hotel, budget): the bytes of
+/// every build depend on it.
 fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalConstraints {
-    let res = ctx.res;
     let a = ctx.archetype;
-    let days = ctx.skeleton.days;
     let elder = persona(root) == Persona::Elder;
     let pace = if elder { Pace::Relaxed } else { a.pace };
-    // --- transport -----------------------------------------------------------------------
+    let transport = transport_wishes(ctx, elder, rng);
+    let intensity = intensity(pace, rng);
+    let level = a.spend * rng.gen_range(0.75..1.35) * if elder { 0.85 } else { 1.0 };
+    let hotel_preference = hotel_wishes(ctx, level, elder, rng);
+    let meals = match persona(root) {
+        Persona::Elder => 110.0,
+        _ => 150.0,
+    } * level;
+    GlobalConstraints {
+        avg_budget: budget(ctx, &transport, &hotel_preference, meals, rng),
+        transport,
+        intensity,
+        hotel_preference,
+    }
+}
+
+/// How much a member likes a mode, by the first leg's length, the group's spending and age:
+/// flights for long legs, high-speed rail up to 1,500 km, slow trains for thrifty groups,
+/// driving for short legs (not for elders).
+fn mode_weight(m: &str, first_leg_km: f64, spend: f64, elder: bool) -> f64 {
+    match m {
+        "飞机" if first_leg_km > 1200.0 => 4.0,
+        "飞机" if first_leg_km > 600.0 => 1.5,
+        "飞机" => 0.3,
+        "高铁" if first_leg_km < 1500.0 => 3.0,
+        "高铁" => 1.0,
+        "火车" if spend < 0.9 => 1.5,
+        "火车" => 0.3,
+        _ if first_leg_km < 500.0 && !elder => 1.5,
+        _ => 0.15,
+    }
+}
+
+/// A unit's transport buckets: must and prefer among the modes that serve every leg, avoid
+/// and (rarely) reject among the rest.
+fn transport_wishes(ctx: &TaskContext, elder: bool, rng: &mut ChaCha8Rng) -> Buckets {
+    let res = ctx.res;
     let all_legs = res.modes_on_all_legs(ctx.hub, &ctx.cities);
     let first_leg_km = res
         .transport(ctx.hub, ctx.cities[0])
         .first()
         .map(|o| o.distance_km)
         .unwrap_or(1000) as f64;
-    let mode_weight = |m: &str| -> f64 {
-        match m {
-            "飞机" => {
-                if first_leg_km > 1200.0 {
-                    4.0
-                } else if first_leg_km > 600.0 {
-                    1.5
-                } else {
-                    0.3
-                }
-            }
-            "高铁" => {
-                if first_leg_km < 1500.0 {
-                    3.0
-                } else {
-                    1.0
-                }
-            }
-            "火车" => {
-                if a.spend < 0.9 {
-                    1.5
-                } else {
-                    0.3
-                }
-            }
-            _ => {
-                if first_leg_km < 500.0 && !elder {
-                    1.5
-                } else {
-                    0.15
-                }
-            }
-        }
-    };
+    let weight = |m: &str| mode_weight(m, first_leg_km, ctx.archetype.spend, elder);
     // an uninformed wish now and then: a mode that does not serve the whole route (caught by
     // the reachability check, which makes the member compromisable)
     let wish_pool: Vec<&str> = if rng.gen_bool(0.04) {
@@ -456,7 +459,7 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     } else {
         all_legs.clone()
     };
-    let w: Vec<f64> = wish_pool.iter().map(|m| mode_weight(m)).collect();
+    let w: Vec<f64> = wish_pool.iter().map(|m| weight(m)).collect();
     let n_must = count(rng, &[0.3, 0.6, 0.1]).min(wish_pool.len());
     let must = pick_distinct(rng, &wish_pool, &w, n_must);
     let rest: Vec<&str> = all_legs
@@ -465,18 +468,16 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
         .filter(|m| !must.contains(m))
         .collect();
     let n_pref = count(rng, &[0.35, 0.5, 0.15]).min(rest.len());
-    let w: Vec<f64> = rest.iter().map(|m| mode_weight(m)).collect();
+    let w: Vec<f64> = rest.iter().map(|m| weight(m)).collect();
     let prefer = pick_distinct(rng, &rest, &w, n_pref);
     let unused: Vec<&str> = vocab::TRANSPORT_MODES
         .iter()
         .copied()
         .filter(|m| !must.contains(m) && !prefer.contains(m))
         .collect();
-    let w: Vec<f64> = unused.iter().map(|m| 1.0 / mode_weight(m)).collect();
-    let avoid = {
-        let k = usize::from(rng.gen_bool(0.8));
-        pick_distinct(rng, &unused, &w, k)
-    };
+    let w: Vec<f64> = unused.iter().map(|m| 1.0 / weight(m)).collect();
+    let k = usize::from(rng.gen_bool(0.8));
+    let avoid = pick_distinct(rng, &unused, &w, k);
     // nobody flatly rejects the only mode that serves a leg of their own trip
     let legs = res.route_legs(ctx.hub, &ctx.cities);
     let essential = |m: &str| {
@@ -489,19 +490,20 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
         .into_iter()
         .filter(|m| !avoid.contains(m) && !essential(m))
         .collect();
-    let w: Vec<f64> = unused.iter().map(|m| 1.0 / mode_weight(m)).collect();
-    let reject = {
-        let k = usize::from(rng.gen_bool(0.07));
-        pick_distinct(rng, &unused, &w, k)
-    };
+    let w: Vec<f64> = unused.iter().map(|m| 1.0 / weight(m)).collect();
+    let k = usize::from(rng.gen_bool(0.07));
+    let reject = pick_distinct(rng, &unused, &w, k);
     let to_s = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
-    let transport = Buckets {
+    Buckets {
         must: to_s(must),
         prefer: to_s(prefer),
         avoid: to_s(avoid),
         reject: to_s(reject),
-    };
-    // --- intensity -----------------------------------------------------------------------
+    }
+}
+
+/// Attractions a day and active hours, drawn from the pace's weights.
+fn intensity(pace: Pace, rng: &mut ChaCha8Rng) -> Intensity {
     type Weights = &'static [(u32, f64)];
     let (poi, hours): (Weights, Weights) = match pace {
         Pace::Relaxed => (
@@ -517,14 +519,47 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     let pick = |rng: &mut ChaCha8Rng, t: &[(u32, f64)]| {
         t[weighted_index(rng, &t.iter().map(|x| x.1).collect::<Vec<_>>()).unwrap_or(0)].0
     };
-    let intensity = Intensity {
+    Intensity {
         max_poi_per_day: pick(rng, poi),
         max_active_hours: pick(rng, hours),
+    }
+}
+
+const UPSCALE_HOTELS: [&str; 3] = ["高档型", "豪华型", "度假酒店"];
+const CHEAP_HOTELS: [&str; 3] = ["经济型", "快捷酒店", "旅馆"];
+
+/// How much a unit at spending `level` likes a hotel category: upscale ones with the level,
+/// cheap ones against it; families like comfort, young friends like B&Bs and themed hotels.
+fn hotel_weight(ctx: &TaskContext, c: &str, level: f64, elder: bool) -> f64 {
+    let a = ctx.archetype;
+    let young = a.group_tags.iter().any(|t| t == "宿舍" || t == "朋友") && !elder;
+    let mut w = if UPSCALE_HOTELS.contains(&c) {
+        2.0 * level * level
+    } else if CHEAP_HOTELS.contains(&c) {
+        1.6 / level
+    } else {
+        1.0
     };
-    // --- hotel ---------------------------------------------------------------------------
+    if a.is_family() && ["舒适型", "公寓式酒店", "度假酒店"].contains(&c) {
+        w *= 2.0;
+    }
+    if young && ["民宿", "电竞酒店", "主题酒店", "客栈"].contains(&c) {
+        w *= 2.0;
+    }
+    w
+}
+
+/// 1–3 preferred categories among those the trip's cities have, and usually one to avoid:
+/// the cheap end for a unit that prefers upscale, luxury for one that does not.
+fn hotel_wishes(
+    ctx: &TaskContext,
+    level: f64,
+    elder: bool,
+    rng: &mut ChaCha8Rng,
+) -> HotelPreference {
     let mut cats: Vec<&str> = Vec::new();
     for &c in &ctx.cities {
-        for h in &res.hotels[c as usize] {
+        for h in &ctx.res.hotels[c as usize] {
             if !cats.contains(&h.category.as_str()) {
                 cats.push(&h.category);
             }
@@ -534,27 +569,10 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
     if cats.is_empty() {
         cats = vocab::HOTEL_CATEGORIES.to_vec();
     }
-    let upscale = ["高档型", "豪华型", "度假酒店"];
-    let cheap = ["经济型", "快捷酒店", "旅馆"];
-    let level = a.spend * rng.gen_range(0.75..1.35) * if elder { 0.85 } else { 1.0 };
-    let hotel_w = |c: &str| -> f64 {
-        let young = a.group_tags.iter().any(|t| t == "宿舍" || t == "朋友") && !elder;
-        let mut w = if upscale.contains(&c) {
-            2.0 * level * level
-        } else if cheap.contains(&c) {
-            1.6 / level
-        } else {
-            1.0
-        };
-        if a.is_family() && ["舒适型", "公寓式酒店", "度假酒店"].contains(&c) {
-            w *= 2.0;
-        }
-        if young && ["民宿", "电竞酒店", "主题酒店", "客栈"].contains(&c) {
-            w *= 2.0;
-        }
-        w
-    };
-    let w: Vec<f64> = cats.iter().map(|c| hotel_w(c)).collect();
+    let w: Vec<f64> = cats
+        .iter()
+        .map(|c| hotel_weight(ctx, c, level, elder))
+        .collect();
     let n_pref = (1 + count(rng, &[0.3, 0.45, 0.25])).min(cats.len());
     let prefer = pick_distinct(rng, &cats, &w, n_pref);
     let others: Vec<&str> = vocab::HOTEL_CATEGORIES
@@ -562,11 +580,11 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
         .copied()
         .filter(|c| !prefer.contains(c))
         .collect();
-    let upscale_pref = prefer.iter().any(|c| upscale.contains(c));
+    let upscale_pref = prefer.iter().any(|c| UPSCALE_HOTELS.contains(c));
     let w: Vec<f64> = others
         .iter()
         .map(|c| {
-            if upscale_pref && (cheap.contains(c) || *c == "民宿") {
+            if upscale_pref && (CHEAP_HOTELS.contains(c) || *c == "民宿") {
                 3.0
             } else if !upscale_pref && *c == "豪华型" {
                 6.0
@@ -575,11 +593,26 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
             }
         })
         .collect();
-    let avoid = {
-        let k = usize::from(rng.gen_bool(0.93));
-        pick_distinct(rng, &others, &w, k)
-    };
-    // --- budget --------------------------------------------------------------------------
+    let k = usize::from(rng.gen_bool(0.93));
+    let avoid = pick_distinct(rng, &others, &w, k);
+    HotelPreference {
+        prefer: prefer.into_iter().map(String::from).collect(),
+        avoid: avoid.into_iter().map(String::from).collect(),
+    }
+}
+
+/// The unit's budget per person: the wanted (else cheapest) fare of every leg, half a night
+/// at the preferred hotels' mid price, and the day's meals, times 1.05–1.45, in hundreds
+/// (at least 500).
+fn budget(
+    ctx: &TaskContext,
+    transport: &Buckets,
+    hotel: &HotelPreference,
+    meals: f64,
+    rng: &mut ChaCha8Rng,
+) -> u32 {
+    let res = ctx.res;
+    let days = ctx.skeleton.days;
     let fare_of = |a: CityId, b: CityId| -> u32 {
         let opts = res.transport(a, b);
         let wanted = transport
@@ -592,36 +625,20 @@ fn globals(ctx: &TaskContext, root: &Profile, rng: &mut ChaCha8Rng) -> GlobalCon
             .or_else(|| opts.iter().map(|o| o.fare).min())
             .unwrap_or(300)
     };
+    let legs = res.route_legs(ctx.hub, &ctx.cities);
     let transport_cost: u32 = legs.iter().map(|&(a, b)| fare_of(a, b)).sum();
-    let nightly: f64 = {
-        let mut sum = 0.0;
-        let mut k = 0.0;
-        for &c in &ctx.cities {
-            for h in &res.hotels[c as usize] {
-                if prefer.contains(&h.category.as_str()) {
-                    sum += (h.price_low + h.price_high) as f64 / 2.0;
-                    k += 1.0;
-                }
+    let (mut sum, mut k) = (0.0, 0.0);
+    for &c in &ctx.cities {
+        for h in &res.hotels[c as usize] {
+            if hotel.prefer.iter().any(|p| *p == h.category) {
+                sum += (h.price_low + h.price_high) as f64 / 2.0;
+                k += 1.0;
             }
         }
-        if k > 0.0 { sum / k } else { 300.0 }
-    };
-    let meals = match persona(root) {
-        Persona::Elder => 110.0,
-        _ => 150.0,
-    } * level;
-    let raw = transport_cost as f64 + nightly / 2.0 * (days - 1) as f64 + meals * days as f64;
-    let budget = ((raw * rng.gen_range(1.05..1.45) / 100.0).round() as u32 * 100).max(500);
-    let hotel_preference = HotelPreference {
-        prefer: prefer.into_iter().map(String::from).collect(),
-        avoid: avoid.into_iter().map(String::from).collect(),
-    };
-    GlobalConstraints {
-        avg_budget: budget,
-        transport,
-        intensity,
-        hotel_preference,
     }
+    let nightly = if k > 0.0 { sum / k } else { 300.0 };
+    let raw = transport_cost as f64 + nightly / 2.0 * (days - 1) as f64 + meals * days as f64;
+    ((raw * rng.gen_range(1.05..1.45) / 100.0).round() as u32 * 100).max(500)
 }
 
 /// Category preferences for one city (weak fields, shared by copy_minor).
@@ -965,11 +982,47 @@ fn inject_conflicts(
         .iter()
         .map(|&x| ctx.res.city(x).name.clone())
         .collect();
-    // scrub: nobody rejects what another member must have, nor the area it lies in
+    scrub_city_clashes(ctx, &city_names, tables);
+    scrub_transport(tables);
+    if n < 2 {
+        return;
+    }
+    if want_attr {
+        let (i, j) = two_members(n, rng);
+        let ci = rng.gen_range(0..city_names.len());
+        attraction_clash(ctx, ci, &city_names[ci], (i, j), tables);
+    }
+    if want_food {
+        let (i, j) = two_members(n, rng);
+        let k = rng.gen_range(0..city_names.len());
+        food_clash(trip, k, &city_names[k], (i, j), tables);
+    }
+    if want_transport {
+        transport_clash(ctx, tables, rng);
+    }
+}
+
+/// Two different members of `n`, drawn uniformly.
+fn two_members(n: usize, rng: &mut ChaCha8Rng) -> (usize, usize) {
+    let i = rng.gen_range(0..n);
+    let mut j = rng.gen_range(0..n - 1);
+    if j >= i {
+        j += 1;
+    }
+    (i, j)
+}
+
+/// Nobody rejects what another member must have, nor the area it lies in.
+fn scrub_city_clashes(
+    ctx: &TaskContext,
+    city_names: &[String],
+    tables: &mut [(String, Preference)],
+) {
+    let n = tables.len();
     for (city, &cid) in city_names.iter().zip(&ctx.cities) {
         for i in 0..n {
-            let musts_v: Vec<String> = (0..n)
-                .filter(|&j| j != i)
+            let others = || (0..n).filter(move |&j| j != i);
+            let musts_v: Vec<String> = others()
                 .flat_map(|j| {
                     tables[j].1.city_specific_preferences[city]
                         .attractions
@@ -977,8 +1030,7 @@ fn inject_conflicts(
                         .clone()
                 })
                 .collect();
-            let musts_f: Vec<String> = (0..n)
-                .filter(|&j| j != i)
+            let musts_f: Vec<String> = others()
                 .flat_map(|j| {
                     tables[j].1.city_specific_preferences[city]
                         .food
@@ -986,140 +1038,133 @@ fn inject_conflicts(
                         .clone()
                 })
                 .collect();
-            let cp = tables[i]
-                .1
-                .city_specific_preferences
-                .get_mut(city)
-                .expect("city");
+            let cp = city_pref(tables, i, city);
             cp.attractions
                 .reject_visit
                 .retain(|x| !musts_v.iter().any(|m| ctx.res.same_place(cid, m, x)));
             cp.food.reject_eat.retain(|x| !musts_f.contains(x));
         }
     }
-    scrub_transport(tables);
-    if n < 2 {
+}
+
+/// Member `i`'s preferences for `city` (every table has every trip city).
+fn city_pref<'t>(tables: &'t mut [(String, Preference)], i: usize, city: &str) -> &'t mut CityPref {
+    tables[i]
+        .1
+        .city_specific_preferences
+        .get_mut(city)
+        .expect("city")
+}
+
+/// Member `j` rejects member `i`'s first must_visit of the trip's `ci`-th city.
+fn attraction_clash(
+    ctx: &TaskContext,
+    ci: usize,
+    city: &str,
+    (i, j): (usize, usize),
+    tables: &mut [(String, Preference)],
+) {
+    let cid = ctx.cities[ci];
+    let item = tables[i].1.city_specific_preferences[city]
+        .attractions
+        .must_visit[0]
+        .clone();
+    let cj = city_pref(tables, j, city);
+    // j rejects the item: j cannot insist on it, on the area it lies in, or on a part of it
+    cj.attractions
+        .must_visit
+        .retain(|x| !ctx.res.same_place(cid, x, &item));
+    if cj.attractions.must_visit.is_empty() {
+        // keep must_visit non-empty: take the most popular sight nobody else is fighting over
+        let atts = &ctx.res.attractions[cid as usize];
+        let at = ctx.res.attraction_index(cid, &item);
+        if let Some(alt) = atts.iter().enumerate().find_map(|(k, a)| {
+            let same = at.map_or(a.name == item, |at| parents::related(atts, at, k));
+            (!same && ctx.open_during_trip(a)).then_some(a)
+        }) {
+            cj.attractions.must_visit.push(alt.name.clone());
+        }
+    }
+    cj.attractions.reject_visit = vec![item];
+}
+
+/// Member `j` rejects member `i`'s first must_eat of the trip's `k`-th city (one is given to
+/// `i` when it has none).
+fn food_clash(
+    trip: &Trip,
+    k: usize,
+    city: &str,
+    (i, j): (usize, usize),
+    tables: &mut [(String, Preference)],
+) {
+    let ci = city_pref(tables, i, city);
+    if ci.food.must_eat.is_empty()
+        && let Some((v, _)) = trip.stock[k].food.iter().find(|(v, _)| {
+            !ci.food.prefer_eat.contains(v)
+                && !ci.food.avoid_eat.contains(v)
+                && !ci.food.reject_eat.contains(v)
+        })
+    {
+        ci.food.must_eat.push(v.clone());
+    }
+    let Some(item) = ci.food.must_eat.first().cloned() else {
+        return;
+    };
+    let cj = city_pref(tables, j, city);
+    for l in [
+        &mut cj.food.must_eat,
+        &mut cj.food.prefer_eat,
+        &mut cj.food.avoid_eat,
+    ] {
+        l.retain(|x| *x != item);
+    }
+    cj.food.reject_eat = vec![item.clone()];
+    // prefer_eat and avoid_eat are shared with j's copy_minor partners: they lose the item
+    // too, or the partners would no longer share them
+    for p in copy_minor_unit(trip.ctx, tables, j) {
+        let cp = city_pref(tables, p, city);
+        cp.food.prefer_eat.retain(|x| *x != item);
+        cp.food.avoid_eat.retain(|x| *x != item);
+    }
+}
+
+/// One social unit rejects the mode another must take (only members of different units can
+/// disagree on transport: units share their globals).
+fn transport_clash(ctx: &TaskContext, tables: &mut [(String, Preference)], rng: &mut ChaCha8Rng) {
+    let n = tables.len();
+    let units: Vec<usize> = (0..n)
+        .filter(|&i| {
+            (0..i).all(|j| tables[j].1.global_constraints != tables[i].1.global_constraints)
+        })
+        .collect();
+    if units.len() < 2 {
         return;
     }
-    let pair = |rng: &mut ChaCha8Rng| {
-        let i = rng.gen_range(0..n);
-        let mut j = rng.gen_range(0..n - 1);
-        if j >= i {
-            j += 1;
+    let (a, b) = (units[0], units[1 + rng.gen_range(0..units.len() - 1)]);
+    let ga = tables[a].1.global_constraints.clone();
+    let mode = ga.transport.must.first().cloned().or_else(|| {
+        ctx.res
+            .modes_on_all_legs(ctx.hub, &ctx.cities)
+            .first()
+            .map(|m| m.to_string())
+    });
+    let Some(mode) = mode else { return };
+    let old = tables[b].1.global_constraints.clone();
+    for t in tables.iter_mut().filter(|t| t.1.global_constraints == old) {
+        let tr = &mut t.1.global_constraints.transport;
+        for l in [&mut tr.must, &mut tr.prefer, &mut tr.avoid] {
+            l.retain(|x| *x != mode);
         }
-        (i, j)
-    };
-    if want_attr {
-        let (i, j) = pair(rng);
-        let ci = rng.gen_range(0..city_names.len());
-        let (city, cid) = (&city_names[ci], ctx.cities[ci]);
-        let item = tables[i].1.city_specific_preferences[city]
-            .attractions
-            .must_visit[0]
-            .clone();
-        let cj = tables[j]
-            .1
-            .city_specific_preferences
-            .get_mut(city)
-            .expect("city");
-        // j rejects the item: j cannot insist on it, on the area it lies in, or on a part of it
-        cj.attractions
-            .must_visit
-            .retain(|x| !ctx.res.same_place(cid, x, &item));
-        if cj.attractions.must_visit.is_empty() {
-            // keep must_visit non-empty: take the most popular sight nobody else is fighting over
-            let atts = &ctx.res.attractions[cid as usize];
-            let at = ctx.res.attraction_index(cid, &item);
-            if let Some(alt) = atts.iter().enumerate().find_map(|(k, a)| {
-                let same = at.map_or(a.name == item, |at| parents::related(atts, at, k));
-                (!same && ctx.open_during_trip(a)).then_some(a)
-            }) {
-                cj.attractions.must_visit.push(alt.name.clone());
-            }
-        }
-        cj.attractions.reject_visit = vec![item];
+        tr.reject = vec![mode.clone()];
     }
-    if want_food {
-        let (i, j) = pair(rng);
-        let k = rng.gen_range(0..city_names.len());
-        let city = &city_names[k];
-        let ci = tables[i]
-            .1
-            .city_specific_preferences
-            .get_mut(city)
-            .expect("city");
-        if ci.food.must_eat.is_empty()
-            && let Some((v, _)) = trip.stock[k].food.iter().find(|(v, _)| {
-                !ci.food.prefer_eat.contains(v)
-                    && !ci.food.avoid_eat.contains(v)
-                    && !ci.food.reject_eat.contains(v)
-            })
-        {
-            ci.food.must_eat.push(v.clone());
-        }
-        if let Some(item) = ci.food.must_eat.first().cloned() {
-            let cj = tables[j]
-                .1
-                .city_specific_preferences
-                .get_mut(city)
-                .expect("city");
-            for l in [
-                &mut cj.food.must_eat,
-                &mut cj.food.prefer_eat,
-                &mut cj.food.avoid_eat,
-            ] {
-                l.retain(|x| *x != item);
+    for t in tables.iter_mut().filter(|t| t.1.global_constraints == ga) {
+        let tr = &mut t.1.global_constraints.transport;
+        if !tr.must.contains(&mode) {
+            for l in [&mut tr.prefer, &mut tr.avoid, &mut tr.reject] {
+                l.retain(|x| *x != mode);
             }
-            cj.food.reject_eat = vec![item.clone()];
-            // prefer_eat and avoid_eat are shared with j's copy_minor partners: they lose the
-            // item too, or the partners would no longer share them
-            for k in copy_minor_unit(ctx, tables, j) {
-                let ck = tables[k]
-                    .1
-                    .city_specific_preferences
-                    .get_mut(city)
-                    .expect("city");
-                ck.food.prefer_eat.retain(|x| *x != item);
-                ck.food.avoid_eat.retain(|x| *x != item);
-            }
-        }
-    }
-    if want_transport {
-        // only members of different social units can disagree on transport (units share globals)
-        let units: Vec<usize> = (0..n)
-            .filter(|&i| {
-                (0..i).all(|j| tables[j].1.global_constraints != tables[i].1.global_constraints)
-            })
-            .collect();
-        if units.len() >= 2 {
-            let (a, b) = (units[0], units[1 + rng.gen_range(0..units.len() - 1)]);
-            let ga = tables[a].1.global_constraints.clone();
-            let mode = ga.transport.must.first().cloned().or_else(|| {
-                ctx.res
-                    .modes_on_all_legs(ctx.hub, &ctx.cities)
-                    .first()
-                    .map(|m| m.to_string())
-            });
-            if let Some(mode) = mode {
-                let old = tables[b].1.global_constraints.clone();
-                for t in tables.iter_mut().filter(|t| t.1.global_constraints == old) {
-                    let tr = &mut t.1.global_constraints.transport;
-                    for l in [&mut tr.must, &mut tr.prefer, &mut tr.avoid] {
-                        l.retain(|x| *x != mode);
-                    }
-                    tr.reject = vec![mode.clone()];
-                }
-                for t in tables.iter_mut().filter(|t| t.1.global_constraints == ga) {
-                    let tr = &mut t.1.global_constraints.transport;
-                    if !tr.must.contains(&mode) {
-                        for l in [&mut tr.prefer, &mut tr.avoid, &mut tr.reject] {
-                            l.retain(|x| *x != mode);
-                        }
-                        tr.must.insert(0, mode.clone());
-                        tr.must.truncate(2);
-                    }
-                }
-            }
+            tr.must.insert(0, mode.clone());
+            tr.must.truncate(2);
         }
     }
 }
