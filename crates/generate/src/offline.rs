@@ -630,7 +630,7 @@ fn budget(
     let (mut sum, mut k) = (0.0, 0.0);
     for &c in &ctx.cities {
         for h in &res.hotels[c as usize] {
-            if hotel.prefer.iter().any(|p| *p == h.category) {
+            if hotel.prefer.contains(&h.category) {
                 sum += (h.price_low + h.price_high) as f64 / 2.0;
                 k += 1.0;
             }
