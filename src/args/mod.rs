@@ -129,6 +129,11 @@ overrides! {
         /// the embedded snapshot (overrides `[paths] resources`)
         #[arg(long, value_name = "STORE")]
         opt resources: Option<PathBuf> => paths.resources,
+        /// No witness plans (`[solve] enabled = false`): no plans.jsonl, and a task is not
+        /// regenerated for want of one. The search is most of a large build's time (about 7 ms
+        /// of CPU per task); the task file of such a build can differ from the default's
+        #[arg(long)]
+        unset no_witness: bool => solve.enabled,
     }
 }
 

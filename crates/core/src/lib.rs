@@ -8,6 +8,8 @@
 /// ids, where std's SipHash cost several per cent of a build. No per-process seed; nothing
 /// iterates these maps where the order could reach an output.
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+/// A set with the same hasher as `FastMap`.
+pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::FixedState>;
 
 pub mod config;
 pub mod difficulty;

@@ -51,16 +51,24 @@ impl Sense {
 /// Terms that can be recognised in a line, by their first character, longest first.
 #[derive(Debug, Default)]
 pub struct Terms {
-    by_first: HashMap<char, Vec<(String, Sense)>>,
+    /// keyed by the first two characters (the second `\0` for a one-character term): a
+    /// line is scanned at every character, so the lists tried there must be short
+    by_first: HashMap<(char, char), Vec<(String, Sense)>>,
+}
+
+/// The key of a term or of the text at a position: its first two characters.
+fn key2(text: &str) -> Option<(char, char)> {
+    let mut cs = text.chars();
+    Some((cs.next()?, cs.next().unwrap_or('\0')))
 }
 
 impl Terms {
     fn add(&mut self, surface: &str, sense: Sense) {
         let surface = surface.trim();
-        let Some(first) = surface.chars().next() else {
+        let Some(key) = key2(surface) else {
             return;
         };
-        let list = self.by_first.entry(first).or_default();
+        let list = self.by_first.entry(key).or_default();
         match list.iter_mut().find(|(s, _)| s == surface) {
             Some((_, known)) => known.merge(&sense),
             None => list.push((surface.to_string(), sense)),
@@ -85,13 +93,19 @@ impl Terms {
         }
         self
     }
+    /// The longest term that starts `text`: those of two or more characters share its first
+    /// two, and are longer than those of one.
     fn longest_at(&self, text: &str) -> Option<(usize, &Sense)> {
-        let first = text.chars().next()?;
-        self.by_first
-            .get(&first)?
-            .iter()
-            .find(|(s, _)| text.starts_with(s.as_str()))
-            .map(|(s, sense)| (s.len(), sense))
+        let (first, second) = key2(text)?;
+        let fits = |key| {
+            self.by_first
+                .get(&key)?
+                .iter()
+                .find(|(s, _)| text.starts_with(s.as_str()))
+                .map(|(s, sense)| (s.len(), sense))
+        };
+        let longer = (second != '\0').then(|| fits((first, second))).flatten();
+        longer.or_else(|| fits((first, '\0')))
     }
 
     /// The closed vocabularies of the release: modes, hotel categories, attraction categories,
@@ -154,13 +168,55 @@ impl Terms {
     /// Every value of the task's tables (any member: a line that says another member's item
     /// is caught too).
     pub fn tables<'a>(tables: impl IntoIterator<Item = &'a Preference>) -> Terms {
+        Terms::tables_beyond(tables, &[])
+    }
+
+    /// The values of the task's tables that `known` does not already recognise as themselves.
+    /// A term every line is scanned for costs at each character, and most values are sights,
+    /// foods or vocabulary the city and vocabulary sets hold: leaving them out changes nothing,
+    /// as senses of one surface are merged as sets (`recognise`).
+    pub fn tables_beyond<'a>(
+        tables: impl IntoIterator<Item = &'a Preference>,
+        known: &[&Terms],
+    ) -> Terms {
         let mut t = Terms::default();
+        // members share many values (copied tiers, the same sights): each is looked up once
+        let mut seen: gtb_core::FastSet<&str> = Default::default();
         for p in tables {
             for item in p.list_items() {
-                t.add_value(item.value);
+                if seen.insert(item.value) {
+                    t.add_value_beyond(item.value, known);
+                }
             }
         }
         t.sorted()
+    }
+
+    /// `add_value`, for the surfaces no set of `known` already reads as `v`.
+    fn add_value_beyond(&mut self, v: &str, known: &[&Terms]) {
+        let spoken = vocab::spoken_food(v);
+        let mut surfaces = vec![v];
+        if spoken != v && spoken.chars().count() >= 2 {
+            surfaces.push(spoken);
+        }
+        for surface in surfaces {
+            if !known.iter().any(|k| k.reads_as(surface, v)) {
+                let sense = Sense {
+                    city: None,
+                    values: vec![v.to_string()],
+                };
+                self.add(surface, sense);
+            }
+        }
+    }
+
+    /// Whether `surface` is one of these terms and stands for `value`.
+    fn reads_as(&self, surface: &str, value: &str) -> bool {
+        let surface = surface.trim();
+        key2(surface)
+            .and_then(|key| self.by_first.get(&key))
+            .and_then(|list| list.iter().find(|(s, _)| s == surface))
+            .is_some_and(|(_, sense)| sense.values.iter().any(|x| x == value))
     }
 }
 
@@ -315,10 +371,23 @@ const MARKERS: &[(&str, Marker)] = {
 
 /// The marker that starts `text`, longest first.
 fn marker_at(text: &str) -> Option<(usize, Marker)> {
-    MARKERS
+    // the markers by first character, longest first (read at every character of a line)
+    static BY_FIRST: OnceLock<HashMap<char, Vec<(&str, Marker)>>> = OnceLock::new();
+    let by_first = BY_FIRST.get_or_init(|| {
+        let mut map: HashMap<char, Vec<(&str, Marker)>> = HashMap::default();
+        for &(w, m) in MARKERS {
+            let first = w.chars().next().expect("a marker is a word");
+            map.entry(first).or_default().push((w, m));
+        }
+        for list in map.values_mut() {
+            list.sort_by_key(|(w, _)| std::cmp::Reverse(w.len()));
+        }
+        map
+    });
+    by_first
+        .get(&text.chars().next()?)?
         .iter()
-        .filter(|(w, _)| text.starts_with(w))
-        .max_by_key(|(w, _)| w.len())
+        .find(|(w, _)| text.starts_with(w))
         .map(|(w, m)| (w.len(), *m))
 }
 
@@ -814,9 +883,12 @@ fn city_terms<'v>(v: &'v Validator, city: &str) -> Option<&'v Terms> {
 }
 
 pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
-    let tables = Terms::tables(t.user_preferences.values().map(|e| &e.preference));
-    let mut sets: Vec<&Terms> = vec![Terms::vocabularies(), &tables];
-    sets.extend(t.metadata.cities.iter().filter_map(|c| city_terms(v, c)));
+    let mut known: Vec<&Terms> = vec![Terms::vocabularies()];
+    known.extend(t.metadata.cities.iter().filter_map(|c| city_terms(v, c)));
+    let prefs = t.user_preferences.values().map(|e| &e.preference);
+    let tables = Terms::tables_beyond(prefs, &known);
+    let mut sets = known;
+    sets.insert(1, &tables);
     for m in &t.initial_messages {
         let Some(entry) = t.user_preferences.get(&m.role) else {
             continue;
