@@ -573,3 +573,25 @@ fn issue21_stand_ins_score_nothing_unless_credited() {
     let text = run(&["--credit-stand-ins"]);
     assert!(text.contains("NOT the release's scoring"), "{text}");
 }
+
+/// `gtb build --no-witness` is `[solve] enabled = false` from the command line: the task file
+/// without plans; the same build without the flag publishes its plans.
+#[test]
+fn issue23_no_witness_flag_turns_the_witness_search_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gtb"))
+            .current_dir(dir.path())
+            .args(["build", "--n", "12", "--seed", "4", "--out", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        dir.path().join(out)
+    };
+    let off = run("off", &["--no-witness"]);
+    assert!(off.join("test.jsonl").exists());
+    assert!(!off.join("plans.jsonl").exists());
+    let on = run("on", &[]);
+    assert!(on.join("plans.jsonl").exists());
+}
