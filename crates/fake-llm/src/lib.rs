@@ -937,6 +937,11 @@ fn col(v: &Value, i: usize, key: &str) -> String {
     }
 }
 
+/// A line that passes gtb's line check: the member's budget as a limit, one must_visit firmly.
+fn good_line(budget: u64, place: &str) -> String {
+    format!("我这边人均不能超过 {budget} 元，这是底线。{place}我非去不可！")
+}
+
 /// The reply to a lines-only correction turn (gtb's `prompt::lines_request`): one line per
 /// member, voicing that member's budget and first must_visit as the accepted table has them
 /// (or `ok`, which reveals nothing, when this server's lines are to be bad).
@@ -952,7 +957,7 @@ fn lines_answer(tables: &Value, bad: bool) -> String {
             .unwrap_or_default();
         let text = match bad {
             true => "ok".to_string(),
-            false => format!("我这边人均不能超过 {budget} 元，这是底线。{place}我非去不可！"),
+            false => good_line(budget, &place),
         };
         lines.insert(user.clone(), Value::String(text));
     }
@@ -1164,7 +1169,7 @@ impl<'a> Draft<'a> {
         for u in users {
             let b = t.budgets.get(u).copied().unwrap_or(self.min_budget);
             let place = t.musts.get(u).cloned().unwrap_or_default();
-            let mut text = format!("我这边人均不能超过 {b} 元，这是底线。{place}我非去不可！");
+            let mut text = good_line(b, &place);
             if contradict && *u == first {
                 text = format!("{place}就千万别安排了，我坚决不去。");
             }

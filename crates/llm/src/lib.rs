@@ -778,7 +778,6 @@ impl Inner {
     /// What one turn's checked reply leads to: the end of the attempt (accepted, or template
     /// lines for the accepted tables on the last turn), or its problems and the next turn (the
     /// lines alone once the tables passed, else the whole reply again).
-    #[allow(clippy::type_complexity)]
     fn settle_turn(
         &self,
         p: &prompt::TaskPrompt,

@@ -76,15 +76,7 @@ impl Terms {
     }
     /// A value that stands for itself, and the spoken form of a food (奶茶 for 奶茶/茶饮).
     fn add_value(&mut self, v: &str) {
-        let sense = Sense {
-            city: None,
-            values: vec![v.to_string()],
-        };
-        self.add(v, sense.clone());
-        let spoken = vocab::spoken_food(v);
-        if spoken != v && spoken.chars().count() >= 2 {
-            self.add(spoken, sense);
-        }
+        self.add_value_beyond(v, &[]);
     }
     /// Longest first, then by text: the scan takes the first that fits.
     fn sorted(mut self) -> Terms {
@@ -195,11 +187,8 @@ impl Terms {
     /// `add_value`, for the surfaces no set of `known` already reads as `v`.
     fn add_value_beyond(&mut self, v: &str, known: &[&Terms]) {
         let spoken = vocab::spoken_food(v);
-        let mut surfaces = vec![v];
-        if spoken != v && spoken.chars().count() >= 2 {
-            surfaces.push(spoken);
-        }
-        for surface in surfaces {
+        let spoken = (spoken != v && spoken.chars().count() >= 2).then_some(spoken);
+        for surface in std::iter::once(v).chain(spoken) {
             if !known.iter().any(|k| k.reads_as(surface, v)) {
                 let sense = Sense {
                     city: None,
