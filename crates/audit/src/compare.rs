@@ -36,12 +36,47 @@ pub struct Dist {
     pub cats: Vec<(String, u64)>,
 }
 
-/// What can be compared: every distribution and scalar a source provides.
+/// How far a file's scalar may lie from a reference's figure before it counts as a miss.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "by")]
+pub enum Tolerance {
+    /// within this fraction of the figure, either way (0.05: ±5 %)
+    Relative(f64),
+    /// within this much of the figure, either way (a share: 0.05 is five points)
+    Absolute(f64),
+    /// at least the figure (a range's lower end)
+    AtLeast,
+    /// at most the figure (a range's upper end)
+    AtMost,
+}
+
+impl Tolerance {
+    /// Whether `ours` meets the figure `target`.
+    pub fn holds(self, ours: f64, target: f64) -> bool {
+        match self {
+            Tolerance::Relative(f) => (ours - target).abs() <= f * target.abs(),
+            Tolerance::Absolute(d) => (ours - target).abs() <= d,
+            Tolerance::AtLeast => ours >= target,
+            Tolerance::AtMost => ours <= target,
+        }
+    }
+}
+
+/// A scalar the reference sets as a target, with its tolerance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Target {
+    pub key: &'static str,
+    pub tolerance: Tolerance,
+}
+
+/// What can be compared: every distribution and scalar a source provides, and (for the paper)
+/// the scalars it sets as targets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Profile {
     pub label: String,
     pub dists: Vec<Dist>,
     pub scalars: Vec<Scalar>,
+    pub targets: Vec<Target>,
 }
 
 impl Profile {
@@ -254,10 +289,12 @@ impl Report {
         for (key, title, unit, read) in SCALARS {
             s.push(key, title, unit, read(self));
         }
+        // a task file sets no targets: it is compared with, not held to
         Profile {
             label: self.source.clone(),
             dists,
             scalars: s.0,
+            targets: Vec::new(),
         }
     }
 }
@@ -298,13 +335,45 @@ pub struct ScalarComparison {
     pub diff: Option<f64>,
 }
 
-/// Two profiles side by side.
+/// A reference's target that the file does not meet (or cannot be measured on it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Miss {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub unit: Unit,
+    pub ours: Option<f64>,
+    pub target: f64,
+    pub tolerance: Tolerance,
+}
+
+/// Two profiles side by side, and the reference's targets the file misses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     pub ours: String,
     pub reference: String,
     pub scalars: Vec<ScalarComparison>,
     pub dists: Vec<DistComparison>,
+    pub misses: Vec<Miss>,
+}
+
+/// The reference's targets that `scalars` miss, in the targets' order.
+fn misses(scalars: &[ScalarComparison], targets: &[Target]) -> Vec<Miss> {
+    targets
+        .iter()
+        .filter_map(|t| {
+            let s = scalars.iter().find(|s| s.key == t.key)?;
+            let target = s.reference?;
+            let met = s.ours.is_some_and(|o| t.tolerance.holds(o, target));
+            (!met).then_some(Miss {
+                key: s.key,
+                title: s.title,
+                unit: s.unit,
+                ours: s.ours,
+                target,
+                tolerance: t.tolerance,
+            })
+        })
+        .collect()
 }
 
 fn compare_dist(a: &Dist, b: &Dist) -> DistComparison {
@@ -381,6 +450,7 @@ pub fn compare(ours: &Profile, reference: &Profile) -> Comparison {
     Comparison {
         ours: ours.label.clone(),
         reference: reference.label.clone(),
+        misses: misses(&scalars, &reference.targets),
         scalars,
         dists,
     }

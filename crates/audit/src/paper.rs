@@ -7,7 +7,8 @@
 //! sums to 5-1 + 5-2 + 5-3 + 6-3 of Table 5 (204) and its N=6 row to 6-1 + 6-2 (125).
 
 use super::compare::{
-    CONFLICT_DISTS, Dist, Profile, SCALARS, Scalars, WITH_CONFLICT, WITHOUT_CONFLICT,
+    CONFLICT_DISTS, Dist, Profile, SCALARS, Scalars, Target, Tolerance, WITH_CONFLICT,
+    WITHOUT_CONFLICT,
 };
 use super::report::{CLASSES, FIELDS, cities_label, days_band_label, size_label};
 
@@ -100,6 +101,45 @@ const FIGURES: [(&str, f64); 15] = [
     ("departure_cities", 32.0),
 ];
 
+/// The figures a default build must reproduce, with how close (paper_targets.md): a file that
+/// misses one lists it under the comparison's misses (`gtb audit --against paper`), and the
+/// golden test fails on any. The budget's range is the release's; its mean and median within
+/// 5 %; the compromisable share and the three clash shares within 5 points.
+pub const TARGETS: [Target; 8] = [
+    Target {
+        key: "budget_min",
+        tolerance: Tolerance::AtLeast,
+    },
+    Target {
+        key: "budget_max",
+        tolerance: Tolerance::AtMost,
+    },
+    Target {
+        key: "budget_mean",
+        tolerance: Tolerance::Relative(0.05),
+    },
+    Target {
+        key: "budget_median",
+        tolerance: Tolerance::Relative(0.05),
+    },
+    Target {
+        key: "compromisable_share",
+        tolerance: Tolerance::Absolute(0.05),
+    },
+    Target {
+        key: "conflict_share_attractions",
+        tolerance: Tolerance::Absolute(0.05),
+    },
+    Target {
+        key: "conflict_share_food",
+        tolerance: Tolerance::Absolute(0.05),
+    },
+    Target {
+        key: "conflict_share_transport",
+        tolerance: Tolerance::Absolute(0.05),
+    },
+];
+
 /// The paper's figures as a profile.
 pub fn profile() -> Profile {
     let class_totals: Vec<(String, u64)> = CLASSES
@@ -165,6 +205,7 @@ pub fn profile() -> Profile {
         label: LABEL.to_string(),
         dists,
         scalars: s.0,
+        targets: TARGETS.to_vec(),
     }
 }
 
@@ -179,6 +220,47 @@ pub fn archetype_name(group_id: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue27_budget_drift_is_a_miss() {
+        let paper = profile();
+        let same = crate::compare::compare(&paper, &paper);
+        assert!(same.misses.is_empty(), "{:?}", same.misses);
+        // the drift issue 27 found: mean 3,724 and median 3,600 against 3,265 and 3,000
+        let mut drifted = paper.clone();
+        drifted.targets.clear();
+        for s in &mut drifted.scalars {
+            match s.key {
+                "budget_mean" => s.value = 3724.0,
+                "budget_median" => s.value = 3600.0,
+                "budget_max" => s.value = 10_600.0,
+                _ => {}
+            }
+        }
+        let c = crate::compare::compare(&drifted, &paper);
+        let keys: Vec<&str> = c.misses.iter().map(|m| m.key).collect();
+        assert_eq!(keys, ["budget_max", "budget_mean", "budget_median"]);
+        // 5 % is the edge: 3,428 is within it, 3,429 is not
+        let mean = |value: f64| {
+            let mut p = paper.clone();
+            p.scalars
+                .iter_mut()
+                .find(|s| s.key == "budget_mean")
+                .unwrap()
+                .value = value;
+            crate::compare::compare(&p, &paper).misses.len()
+        };
+        assert_eq!(
+            (mean(3428.0), mean(3429.0), mean(3102.0), mean(3101.0)),
+            (0, 1, 0, 1)
+        );
+        // a target the file cannot be measured on is missed too
+        let mut empty = paper.clone();
+        empty.scalars.retain(|s| s.key != "budget_median");
+        let c = crate::compare::compare(&empty, &paper);
+        assert_eq!(c.misses.len(), 1);
+        assert_eq!(c.misses[0].ours, None);
+    }
 
     #[test]
     fn paper_tables_add_up() {

@@ -218,6 +218,10 @@ impl Default for Generate {
     }
 }
 
+/// The release's range of `avg_budget` per person, CNY, inclusive (550..10,500): the default
+/// of `[validate] avg_budget`, and the range the offline generator draws budgets in.
+pub const RELEASE_BUDGET_RANGE: [u32; 2] = [550, 10_500];
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Validate {
@@ -258,7 +262,7 @@ impl Default for Validate {
             fuzzy_margin: 0.03,
             min_meal_cost: 60,
             max_transfers: 2,
-            avg_budget: [550, 10_500],
+            avg_budget: RELEASE_BUDGET_RANGE,
             max_poi_per_day: [2, 4],
             max_active_hours: [6, 10],
         }

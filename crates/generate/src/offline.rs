@@ -8,7 +8,7 @@
 //! at the configured rates (and scrubbed elsewhere), so conflict shares are tunable.
 
 use super::{GenError, Generated, PreferenceGenerator, TaskContext, messages};
-use gtb_core::config::Conflicts;
+use gtb_core::config::{Conflicts, RELEASE_BUDGET_RANGE};
 use gtb_core::rng::item_rng;
 use gtb_core::rng::weighted_index;
 use gtb_core::task::{
@@ -39,7 +39,7 @@ impl<'r> OfflineGenerator<'r> {
 }
 
 /// Bumped whenever the rules change output; part of the generate stage fingerprint.
-pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v5";
+pub const OFFLINE_RULES_VERSION: &str = "offline-rules-v6";
 
 impl PreferenceGenerator for OfflineGenerator<'_> {
     fn name(&self) -> &str {
@@ -602,8 +602,8 @@ fn hotel_wishes(
 }
 
 /// The unit's budget per person: the wanted (else cheapest) fare of every leg, half a night
-/// at the preferred hotels' mid price, and the day's meals, times 1.05–1.45, in hundreds
-/// (at least 500).
+/// at the preferred hotels' mid price, and the day's meals, times [`budget_factor`], in
+/// hundreds within the release's range ([`in_budget_range`]).
 fn budget(
     ctx: &TaskContext,
     transport: &Buckets,
@@ -638,7 +638,26 @@ fn budget(
     }
     let nightly = if k > 0.0 { sum / k } else { 300.0 };
     let raw = transport_cost as f64 + nightly / 2.0 * (days - 1) as f64 + meals * days as f64;
-    ((raw * rng.gen_range(1.05..1.45) / 100.0).round() as u32 * 100).max(500)
+    in_budget_range((raw * budget_factor(rng) / 100.0).round() as u32 * 100)
+}
+
+/// How much above (or below) the modelled trip a unit budgets: 0.83 + 1.22·u^3.5 for a uniform
+/// u (one draw), so most units plan close to the trip's cost and a long tail spends up to
+/// twice it. Fitted (issue 27) so that, after `fit_budgets` lifts the firm members who could
+/// not afford the cheapest trip, the split's budgets reproduce the paper's (mean 3,265,
+/// median 3,000 CNY per person) on the default split and on other seeds.
+fn budget_factor(rng: &mut ChaCha8Rng) -> f64 {
+    const LOW: f64 = 0.83;
+    const HIGH: f64 = 2.05;
+    const SKEW: f64 = 3.5;
+    LOW + (HIGH - LOW) * rng.gen_range(0.0..1.0f64).powf(SKEW)
+}
+
+/// A budget in hundreds inside the release's range ([`RELEASE_BUDGET_RANGE`]): 600 at the
+/// least, 10,500 at the most.
+fn in_budget_range(budget: u32) -> u32 {
+    let [low, high] = RELEASE_BUDGET_RANGE;
+    budget.clamp(low.div_ceil(100) * 100, high / 100 * 100)
 }
 
 /// Category preferences for one city (weak fields, shared by copy_minor).
@@ -1231,6 +1250,7 @@ fn fit_budgets(ctx: &TaskContext, tables: &mut [(String, Preference)], rng: &mut
     }
     for old in low {
         let raised = (f64::from(floor) * rng.gen_range(1.1..1.3) / 100.0).ceil() as u32 * 100;
+        let raised = in_budget_range(raised);
         for (_, p) in tables.iter_mut() {
             if p.global_constraints == old {
                 p.global_constraints.avg_budget = raised.max(old.avg_budget);

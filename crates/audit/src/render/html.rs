@@ -3,7 +3,8 @@
 use super::svg::{Scale, Series, esc, hbars, vbars};
 use super::{
     Table, archetype_table, chi, conflict_table, count, cross_table, dist_table, distance_table,
-    diversity_table, field_table, num, numeric, pct, scalar_table, user_table, yuan,
+    diversity_table, field_table, misses_heading, misses_text, num, numeric, pct, scalar_table,
+    user_table, yuan,
 };
 use crate::Audit;
 use crate::compare::{Comparison, DistComparison};
@@ -459,6 +460,10 @@ fn comparison(h: &mut Html, c: &Comparison) {
     h.h2("comparison", &format!("Comparison with {}", c.reference));
     h.0.push_str("<div class=\"tables\"><div>");
     h.table(&scalar_table(c));
+    h.p("note", &misses_heading(c));
+    if let Some(t) = misses_text(c) {
+        h.table(&t);
+    }
     h.0.push_str("</div><div>");
     h.table(&distance_table(c));
     h.p("note", "TVD: total variation distance of the share vectors (0 = same, 1 = disjoint). Chi-square: test of homogeneity of the two count vectors, computed when every expected count is at least 5.");

@@ -2,7 +2,8 @@
 
 use super::{
     Table, archetype_table, chi, conflict_table, count, cross_table, dist_table, distance_table,
-    diversity_table, field_table, num, numeric, scalar_table, user_table,
+    diversity_table, field_table, misses_heading, misses_text, num, numeric, scalar_table,
+    user_table,
 };
 use crate::Audit;
 use crate::compare::Comparison;
@@ -114,6 +115,7 @@ fn comparison(out: &mut String, c: &Comparison) {
     let _ = writeln!(out, "## Comparison: `{}` vs {}\n", c.ours, c.reference);
     out.push_str("### Figures\n\n");
     out.push_str(&table(&scalar_table(c)));
+    targets(out, c);
     out.push_str("### Distances between distributions\n\n");
     out.push_str("TVD: total variation distance of the two share vectors (0 = same, 1 = disjoint). χ²: test of homogeneity of the two count vectors, computed when every expected count is at least 5.\n\n");
     out.push_str(&table(&distance_table(c)));
@@ -121,6 +123,16 @@ fn comparison(out: &mut String, c: &Comparison) {
         let _ = writeln!(out, "#### {}\n", d.title);
         out.push_str(&table(&dist_table(d)));
         let _ = writeln!(out, "TVD {} · {}\n", num(d.tvd, 3), chi(d));
+    }
+}
+
+fn targets(out: &mut String, c: &Comparison) {
+    if c.misses.is_empty() && c.scalars.iter().all(|s| s.reference.is_none()) {
+        return;
+    }
+    let _ = writeln!(out, "{}\n", misses_heading(c));
+    if let Some(t) = misses_text(c) {
+        out.push_str(&table(&t));
     }
 }
 
@@ -132,6 +144,7 @@ pub fn headline(a: &Audit) -> String {
         Some(c) => {
             let _ = writeln!(out, "Figures against {}:\n", c.reference);
             out.push_str(&table(&scalar_table(c)));
+            targets(&mut out, c);
             out.push_str(
                 "Total variation distance (TVD, 0 = same shares) of each distribution:\n\n",
             );

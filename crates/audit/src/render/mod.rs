@@ -5,7 +5,7 @@ mod md;
 mod svg;
 
 use super::Audit;
-use super::compare::{Comparison, DistComparison, Unit};
+use super::compare::{Comparison, DistComparison, Tolerance, Unit};
 use super::report::{CrossTab, Diversity, Report};
 
 /// Output format of `gtb audit`.
@@ -322,6 +322,39 @@ pub(crate) fn scalar_table(c: &Comparison) -> Table {
         })
         .collect();
     Table::new(&["figure", "ours", "reference", "ours − reference"], rows)
+}
+
+/// The reference's targets and whether the file meets each; a sentence when it misses none.
+pub(crate) fn misses_text(c: &Comparison) -> Option<Table> {
+    if c.misses.is_empty() {
+        return None;
+    }
+    let rows = c
+        .misses
+        .iter()
+        .map(|m| {
+            let within = match m.tolerance {
+                Tolerance::Relative(f) => format!("within {:.0} %", f * 100.0),
+                Tolerance::Absolute(d) => format!("within {}", scalar(m.unit, Some(d))),
+                Tolerance::AtLeast => "at least".to_string(),
+                Tolerance::AtMost => "at most".to_string(),
+            };
+            vec![
+                m.title.to_string(),
+                scalar(m.unit, m.ours),
+                format!("{within} {}", scalar(m.unit, Some(m.target))),
+            ]
+        })
+        .collect();
+    Some(Table::new(&["target missed", "ours", "target"], rows))
+}
+
+/// The line a report shows above the misses (or instead of them).
+pub(crate) fn misses_heading(c: &Comparison) -> String {
+    match c.misses.len() {
+        0 => format!("Every target of {} is met.", c.reference),
+        n => format!("{n} target(s) of {} missed:", c.reference),
+    }
 }
 
 pub(crate) fn distance_table(c: &Comparison) -> Table {
