@@ -728,7 +728,8 @@ fn food_row(r: &table::Row, city: CityId) -> Result<(Food, InputError), InputErr
             format!("{category:?} is not in the food vocabulary"),
         ));
     }
-    let general_knowledge = basis(r)?;
+    // only a restaurant is a venue with a basis: cuisines and dishes leave the columns empty
+    let general_knowledge = kind == FoodKind::Restaurant && basis(r)?;
     let name = r.text("name")?;
     let repeat = repeated_name(r, &name);
     let f = Food {
