@@ -288,12 +288,23 @@ fn issue27_food_values_come_from_grounding_entries_only() {
     };
     let values = |c: usize, grounding: bool| -> std::collections::BTreeSet<String> {
         let foods = res.food[c].iter();
-        foods.filter(|f| f.grounds_values() == grounding).map(value).collect()
+        foods
+            .filter(|f| f.grounds_values() == grounding)
+            .map(value)
+            .collect()
     };
     let ungrounded = (0..res.cities.len())
-        .filter(|&c| values(c, false).difference(&values(c, true)).next().is_some())
+        .filter(|&c| {
+            values(c, false)
+                .difference(&values(c, true))
+                .next()
+                .is_some()
+        })
         .count();
-    assert!(ungrounded > 0, "no city has a value only general knowledge serves");
+    assert!(
+        ungrounded > 0,
+        "no city has a value only general knowledge serves"
+    );
     let s = build(&cfg, 2);
     for l in lines(&s.splits[0].path) {
         let t: Task = serde_json::from_str(&l).unwrap();

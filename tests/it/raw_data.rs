@@ -427,7 +427,10 @@ fn issue27_basis_kind_is_required_and_carried_by_the_loader() {
         std::fs::write(&file, text.replace(row, &broken)).unwrap();
         let mut cfg = config_in(dir.path());
         cfg.paths.food = dir.path().join("raw_data/food");
-        let e = resources::load(&cfg.paths).err().expect("must fail").to_string();
+        let e = resources::load(&cfg.paths)
+            .err()
+            .expect("must fail")
+            .to_string();
         assert!(
             e.contains(&format!("{}:{line}: field 'basis_kind'", file.display())),
             "{e}"
@@ -466,7 +469,8 @@ fn table_counts(file: &Path) -> Counts {
         Ok((text("city"), text("basis_kind")))
     })
     .unwrap();
-    let has = |column: fn(&(Option<String>, Option<String>)) -> bool| rows.first().is_some_and(column);
+    let has =
+        |column: fn(&(Option<String>, Option<String>)) -> bool| rows.first().is_some_and(column);
     let cities = has(|r| r.0.is_some()).then(|| {
         rows.iter()
             .filter_map(|r| r.0.clone())
@@ -487,13 +491,21 @@ fn counts_block(raw: &Path) -> String {
         let n = |v: Option<usize>| v.map_or(String::new(), |v| v.to_string());
         let cities = n(cities.as_ref().map(BTreeSet::len));
         let [cited, general] = kinds.map_or([None, None], |k| k.map(Some));
-        format!("| {name} | {rows} | {cities} | {} | {} |", n(cited), n(general))
+        format!(
+            "| {name} | {rows} | {cities} | {} | {} |",
+            n(cited),
+            n(general)
+        )
     };
     let mut tables: Vec<(String, Counts)> = files(raw)
         .into_iter()
         .filter(|f| f.extension().is_some_and(|e| e == "csv"))
         .map(|f| {
-            let name = f.strip_prefix(raw).unwrap().to_string_lossy().replace('\\', "/");
+            let name = f
+                .strip_prefix(raw)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             let counts = table_counts(&f);
             (name, counts)
         })
@@ -504,12 +516,28 @@ fn counts_block(raw: &Path) -> String {
         "|---|---:|---:|---:|---:|".to_string(),
     ];
     out.extend(tables.iter().map(|(name, c)| line(&format!("`{name}`"), c)));
-    for (label, prefix) in [("hotels/named_*.csv", "hotels/named_"), ("food/named_*.csv", "food/named_")] {
-        let group: Vec<&Counts> = tables.iter().filter(|t| t.0.starts_with(prefix)).map(|t| &t.1).collect();
-        let cities = group.iter().flat_map(|c| c.1.iter().flatten().cloned()).collect();
-        let kinds = group.iter().map(|c| c.2.unwrap_or_default()).fold([0, 0], |a, k| [a[0] + k[0], a[1] + k[1]]);
+    for (label, prefix) in [
+        ("hotels/named_*.csv", "hotels/named_"),
+        ("food/named_*.csv", "food/named_"),
+    ] {
+        let group: Vec<&Counts> = tables
+            .iter()
+            .filter(|t| t.0.starts_with(prefix))
+            .map(|t| &t.1)
+            .collect();
+        let cities = group
+            .iter()
+            .flat_map(|c| c.1.iter().flatten().cloned())
+            .collect();
+        let kinds = group
+            .iter()
+            .map(|c| c.2.unwrap_or_default())
+            .fold([0, 0], |a, k| [a[0] + k[0], a[1] + k[1]]);
         let rows: usize = group.iter().map(|c| c.0).sum();
-        out.push(line(&format!("`{label}` together"), &(rows, Some(cities), Some(kinds))));
+        out.push(line(
+            &format!("`{label}` together"),
+            &(rows, Some(cities), Some(kinds)),
+        ));
     }
     out.join("\n")
 }

@@ -672,7 +672,10 @@ fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
     const RESTAURANTS_PER_VALUE: usize = 4;
     let mut out: Vec<(String, f64)> = Vec::new();
     let mut restaurants: Vec<(&str, usize)> = Vec::new();
-    for f in res.food[city as usize].iter().filter(|f| f.grounds_values()) {
+    for f in res.food[city as usize]
+        .iter()
+        .filter(|f| f.grounds_values())
+    {
         if f.kind == FoodKind::Restaurant {
             match restaurants.iter_mut().find(|(c, _)| *c == f.category) {
                 Some((_, n)) if *n >= RESTAURANTS_PER_VALUE => continue,

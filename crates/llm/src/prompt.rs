@@ -223,7 +223,10 @@ pub fn build(
 /// general knowledge only (`Food::grounds_values`).
 fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, &'static str, u32)> {
     let mut out: Vec<(String, &'static str, u32)> = Vec::new();
-    for f in ctx.res.food[city as usize].iter().filter(|f| f.grounds_values()) {
+    for f in ctx.res.food[city as usize]
+        .iter()
+        .filter(|f| f.grounds_values())
+    {
         let (v, kind) = match f.kind {
             FoodKind::Dish => (f.name.clone(), "当地菜品"),
             FoodKind::Cuisine => (f.category.clone(), "菜系"),
