@@ -6,6 +6,21 @@ use gtb_resources::vocab;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+/// The error of loading the resources of a config that must be refused.
+fn load_error(cfg: &gtb_core::config::Config) -> String {
+    resources::load(&cfg.paths)
+        .err()
+        .expect("must fail")
+        .to_string()
+}
+
+/// Loading must be refused with an error naming `file`, its `line` and `field`.
+fn assert_refused_at(cfg: &gtb_core::config::Config, file: &Path, line: usize, field: &str) {
+    let e = load_error(cfg);
+    let at = format!("{}:{line}: field '{field}'", file.display());
+    assert!(e.contains(&at), "{e}");
+}
+
 #[test]
 fn issue2_broken_attraction_row_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
@@ -26,14 +41,7 @@ fn issue2_broken_attraction_row_names_file_line_and_field() {
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let mut cfg = config_in(dir.path());
     cfg.paths.attractions = dir.path().join("raw_data/attractions");
-    let e = resources::load(&cfg.paths)
-        .err()
-        .expect("must fail")
-        .to_string();
-    assert!(
-        e.contains(&format!("{}:3: field 'popularity'", file.display())),
-        "{e}"
-    );
+    assert_refused_at(&cfg, &file, 3, "popularity");
 }
 
 #[test]
@@ -240,12 +248,6 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
     let mut cfg = config_in(dir.path());
     cfg.paths.attractions = dir.path().join("raw_data/attractions");
     cfg.paths.aliases = dir.path().join("raw_data/aliases.csv");
-    let load_err = |cfg: &gtb_core::config::Config| {
-        resources::load(&cfg.paths)
-            .err()
-            .expect("must fail")
-            .to_string()
-    };
     // an attraction whose parent is itself, then one whose parent is unknown
     let file = dir.path().join("raw_data/attractions/south.csv");
     let text = std::fs::read_to_string(&file).unwrap();
@@ -269,14 +271,14 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
         lines.join("\n") + "\n"
     };
     std::fs::write(&file, with_parent(",蜈支洲岛")).unwrap();
-    let e = load_err(&cfg);
+    let e = load_error(&cfg);
     assert!(
         e.contains(&format!("{}:{line}: field 'parent'", file.display()))
             && e.contains("own parent"),
         "{e}"
     );
     std::fs::write(&file, with_parent(",天涯海角岛")).unwrap();
-    let e = load_err(&cfg);
+    let e = load_error(&cfg);
     assert!(
         e.contains(&format!(
             "{}:{line}: field 'parent': unknown parent",
@@ -299,7 +301,7 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
         ("三亚市,南山寺,南山文化旅游区,inside\n", "2: field 'kind'"),
     ] {
         std::fs::write(&aliases, format!("city,alias,name,kind\n{rows}")).unwrap();
-        let e = load_err(&cfg);
+        let e = load_error(&cfg);
         assert!(e.contains(&format!("{}:{at}", aliases.display())), "{e}");
     }
 }
@@ -376,14 +378,7 @@ fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
         std::fs::write(&file, broken).unwrap();
         let mut cfg = config_in(dir.path());
         cfg.paths.hotels = dir.path().join("raw_data/hotels");
-        let e = resources::load(&cfg.paths)
-            .err()
-            .expect("must fail")
-            .to_string();
-        assert!(
-            e.contains(&format!("{}:{at}: field '{field}'", file.display())),
-            "{e}"
-        );
+        assert_refused_at(&cfg, &file, at, field);
     }
 }
 
@@ -427,14 +422,7 @@ fn issue27_basis_kind_is_required_and_carried_by_the_loader() {
         std::fs::write(&file, text.replace(row, &broken)).unwrap();
         let mut cfg = config_in(dir.path());
         cfg.paths.food = dir.path().join("raw_data/food");
-        let e = resources::load(&cfg.paths)
-            .err()
-            .expect("must fail")
-            .to_string();
-        assert!(
-            e.contains(&format!("{}:{line}: field 'basis_kind'", file.display())),
-            "{e}"
-        );
+        assert_refused_at(&cfg, &file, line, "basis_kind");
     }
 }
 
