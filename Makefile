@@ -55,6 +55,7 @@ raw-data:
 	python3 scripts/derive_cities.py
 	cargo run --release --quiet -- transport
 	python3 scripts/gen_profiles.py
+	python3 scripts/source_counts.py
 
 clusters: build
 	$(GTB) clusters

@@ -269,3 +269,56 @@ fn issue14_01_explain_of_fresh_splits_reuses_every_stage() {
     );
     assert!(s.splits.is_empty());
 }
+
+/// Issue 27: a restaurant known from general knowledge only grounds no food preference value.
+/// Every food value of a built task is a dish, a cuisine or the category of a restaurant a
+/// cited source names (`Food::grounds_values`), and some city has a restaurant category that
+/// only general-knowledge restaurants serve, which no task may then name.
+#[test]
+fn issue27_food_values_come_from_grounding_entries_only() {
+    use gtb_resources::{Food, FoodKind};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_in(dir.path());
+    cfg.run.n = 120;
+    cfg.solve.enabled = false;
+    let res = gtb_resources::load(&cfg.paths).unwrap();
+    let value = |f: &Food| match f.kind {
+        FoodKind::Dish => f.name.clone(),
+        FoodKind::Cuisine | FoodKind::Restaurant => f.category.clone(),
+    };
+    let values = |c: usize, grounding: bool| -> std::collections::BTreeSet<String> {
+        let foods = res.food[c].iter();
+        foods
+            .filter(|f| f.grounds_values() == grounding)
+            .map(value)
+            .collect()
+    };
+    let ungrounded = (0..res.cities.len())
+        .filter(|&c| {
+            values(c, false)
+                .difference(&values(c, true))
+                .next()
+                .is_some()
+        })
+        .count();
+    assert!(
+        ungrounded > 0,
+        "no city has a value only general knowledge serves"
+    );
+    let s = build(&cfg, 2);
+    for l in lines(&s.splits[0].path) {
+        let t: Task = serde_json::from_str(&l).unwrap();
+        for e in t.user_preferences.values() {
+            for (city, p) in &e.preference.city_specific_preferences {
+                let c = res.cities.iter().position(|x| x.name == *city).unwrap();
+                let grounded = values(c, true);
+                let f = &p.food;
+                for v in [&f.must_eat, &f.prefer_eat, &f.avoid_eat, &f.reject_eat] {
+                    for v in v {
+                        assert!(grounded.contains(v), "{} {city}: {v}", t.task_id);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -3,6 +3,23 @@
 use crate::common::*;
 use gtb_resources as resources;
 use gtb_resources::vocab;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The error of loading the resources of a config that must be refused.
+fn load_error(cfg: &gtb_core::config::Config) -> String {
+    resources::load(&cfg.paths)
+        .err()
+        .expect("must fail")
+        .to_string()
+}
+
+/// Loading must be refused with an error naming `file`, its `line` and `field`.
+fn assert_refused_at(cfg: &gtb_core::config::Config, file: &Path, line: usize, field: &str) {
+    let e = load_error(cfg);
+    let at = format!("{}:{line}: field '{field}'", file.display());
+    assert!(e.contains(&at), "{e}");
+}
 
 #[test]
 fn issue2_broken_attraction_row_names_file_line_and_field() {
@@ -24,14 +41,7 @@ fn issue2_broken_attraction_row_names_file_line_and_field() {
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let mut cfg = config_in(dir.path());
     cfg.paths.attractions = dir.path().join("raw_data/attractions");
-    let e = resources::load(&cfg.paths)
-        .err()
-        .expect("must fail")
-        .to_string();
-    assert!(
-        e.contains(&format!("{}:3: field 'popularity'", file.display())),
-        "{e}"
-    );
+    assert_refused_at(&cfg, &file, 3, "popularity");
 }
 
 #[test]
@@ -238,12 +248,6 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
     let mut cfg = config_in(dir.path());
     cfg.paths.attractions = dir.path().join("raw_data/attractions");
     cfg.paths.aliases = dir.path().join("raw_data/aliases.csv");
-    let load_err = |cfg: &gtb_core::config::Config| {
-        resources::load(&cfg.paths)
-            .err()
-            .expect("must fail")
-            .to_string()
-    };
     // an attraction whose parent is itself, then one whose parent is unknown
     let file = dir.path().join("raw_data/attractions/south.csv");
     let text = std::fs::read_to_string(&file).unwrap();
@@ -267,14 +271,14 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
         lines.join("\n") + "\n"
     };
     std::fs::write(&file, with_parent(",蜈支洲岛")).unwrap();
-    let e = load_err(&cfg);
+    let e = load_error(&cfg);
     assert!(
         e.contains(&format!("{}:{line}: field 'parent'", file.display()))
             && e.contains("own parent"),
         "{e}"
     );
     std::fs::write(&file, with_parent(",天涯海角岛")).unwrap();
-    let e = load_err(&cfg);
+    let e = load_error(&cfg);
     assert!(
         e.contains(&format!(
             "{}:{line}: field 'parent': unknown parent",
@@ -297,23 +301,23 @@ fn issue12_bad_parent_and_alias_rows_name_file_line_and_field() {
         ("三亚市,南山寺,南山文化旅游区,inside\n", "2: field 'kind'"),
     ] {
         std::fs::write(&aliases, format!("city,alias,name,kind\n{rows}")).unwrap();
-        let e = load_err(&cfg);
+        let e = load_error(&cfg);
         assert!(e.contains(&format!("{}:{at}", aliases.display())), "{e}");
     }
 }
 
 /// Issue 21: the real venues of the snapshot. Named hotels and restaurants load with a
 /// category of the vocabularies, a price and a basis (the file says where each name is
-/// confirmed); hotels cover 80 cities with at least 3, restaurants 40 with at least 5; a row
-/// without a basis, or a second venue of one name in a city, is an error naming file, line and
-/// field.
+/// confirmed); since the provenance review of issue 27, hotels cover 63 cities with at least 3,
+/// restaurants 33 with at least 5; a row without a basis, or a second venue of one name in a
+/// city, is an error naming file, line and field.
 #[test]
 fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
     let cfg = config_in(&std::env::temp_dir());
     let res = resources::load(&cfg.paths).unwrap();
     let hotels: usize = res.named_hotels.iter().map(Vec::len).sum();
     let with3 = res.named_hotels.iter().filter(|h| h.len() >= 3).count();
-    assert_eq!((hotels, with3), (355, 80));
+    assert_eq!((hotels, with3), (316, 63));
     for h in res.named_hotels.iter().flatten() {
         assert!(
             vocab::is_hotel_category(&h.category) && h.price > 0,
@@ -330,7 +334,7 @@ fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
     let with5 = (0..res.cities.len())
         .filter(|&c| restaurants(c) >= 5)
         .count();
-    assert_eq!((total, with5), (379, 40));
+    assert_eq!((total, with5), (320, 33));
     // every named row says where its name comes from
     for folder in ["hotels", "food"] {
         for f in resources::table::csv_files(&root().join("raw_data").join(folder)).unwrap() {
@@ -364,21 +368,164 @@ fn issue21_named_hotels_and_restaurants_load_with_their_basis() {
             .expect("北京饭店 is listed");
         let row = text.lines().nth(line - 1).unwrap().to_string();
         let (broken, at) = if field == "basis" {
-            let emptied = format!("{},", row.rsplit_once(',').unwrap().0);
-            (text.replace(&row, &emptied), line)
+            // city,name,category,price,basis,basis_kind: empty the basis
+            let mut cells: Vec<&str> = row.split(',').collect();
+            cells[4] = "";
+            (text.replace(&row, &cells.join(",")), line)
         } else {
             (format!("{text}{row}\n"), text.lines().count() + 1)
         };
         std::fs::write(&file, broken).unwrap();
         let mut cfg = config_in(dir.path());
         cfg.paths.hotels = dir.path().join("raw_data/hotels");
-        let e = resources::load(&cfg.paths)
-            .err()
-            .expect("must fail")
-            .to_string();
-        assert!(
-            e.contains(&format!("{}:{at}: field '{field}'", file.display())),
-            "{e}"
-        );
+        assert_refused_at(&cfg, &file, at, field);
     }
+}
+
+/// Issue 27: every named hotel and restaurant says what its name rests on (`basis_kind`
+/// `cited`: its basis names a checkable source; `general_knowledge`: none). The loader carries
+/// the flag: a general-knowledge restaurant grounds no food preference value, a cited one does.
+/// A missing or unknown kind is an error naming file, line and field.
+#[test]
+fn issue27_basis_kind_is_required_and_carried_by_the_loader() {
+    let raw = root().join("raw_data");
+    let cfg = config_in(&std::env::temp_dir());
+    let res = resources::load(&cfg.paths).unwrap();
+    let city = |name: &str| res.cities.iter().position(|c| c.name == name).unwrap();
+    let mut seen = [0usize; 2];
+    for f in resources::table::csv_files(&raw.join("food")).unwrap() {
+        let rows = resources::table::read_csv(&f, |r| {
+            let kind = r.optional("basis_kind").map(String::from);
+            Ok((r.text("city")?, r.text("name")?, r.text("kind")?, kind))
+        })
+        .unwrap();
+        for (c, name, kind, basis_kind) in rows.into_iter().filter(|r| r.2 == "restaurant") {
+            let food = res.food[city(&c)].iter().find(|f| f.name == name).unwrap();
+            // a table that names no source rests on general knowledge
+            let cited = basis_kind.as_deref() == Some("cited");
+            assert_eq!(food.grounds_values(), cited, "{c} {name} {kind}");
+            seen[usize::from(cited)] += 1;
+        }
+    }
+    assert!(seen[0] > 0 && seen[1] > 0, "{seen:?}");
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, to) in [("general_knowledge", "guessed"), ("cited", "")] {
+        copy_dir(&raw, &dir.path().join("raw_data"));
+        let file = dir.path().join("raw_data/food/named_north.csv");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let line = 1 + text
+            .lines()
+            .position(|l| l.ends_with(&format!(",{kind}")))
+            .unwrap();
+        let row = text.lines().nth(line - 1).unwrap();
+        let broken = format!("{}{to}", row.strip_suffix(kind).unwrap());
+        std::fs::write(&file, text.replace(row, &broken)).unwrap();
+        let mut cfg = config_in(dir.path());
+        cfg.paths.food = dir.path().join("raw_data/food");
+        assert_refused_at(&cfg, &file, line, "basis_kind");
+    }
+}
+
+/// Issue 27: the counts in raw_data/SOURCES.md come from `scripts/source_counts.py`, never by
+/// hand; this computes the block from the files the way the script does and fails when
+/// SOURCES.md disagrees.
+#[test]
+fn issue27_sources_md_counts_agree_with_the_files() {
+    const BEGIN: &str = "<!-- counts: begin (scripts/source_counts.py writes this block) -->";
+    const END: &str = "<!-- counts: end -->";
+    let raw = root().join("raw_data");
+    let text = std::fs::read_to_string(raw.join("SOURCES.md")).unwrap();
+    let written = text
+        .split_once(BEGIN)
+        .and_then(|(_, rest)| rest.split_once(END))
+        .map(|(block, _)| block.trim())
+        .expect("raw_data/SOURCES.md has the counts markers");
+    assert_eq!(
+        written,
+        counts_block(&raw),
+        "raw_data/SOURCES.md: the counts disagree with the files; run python3 scripts/source_counts.py"
+    );
+}
+
+/// One table's counts: rows, its distinct cities (None without a `city` column) and its rows
+/// by `basis_kind` (None without that column).
+type Counts = (usize, Option<BTreeSet<String>>, Option<[usize; 2]>);
+
+fn table_counts(file: &Path) -> Counts {
+    let rows = resources::table::read_csv(file, |r| {
+        let text = |f: &str| r.optional(f).map(String::from);
+        Ok((text("city"), text("basis_kind")))
+    })
+    .unwrap();
+    let has =
+        |column: fn(&(Option<String>, Option<String>)) -> bool| rows.first().is_some_and(column);
+    let cities = has(|r| r.0.is_some()).then(|| {
+        rows.iter()
+            .filter_map(|r| r.0.clone())
+            .filter(|c| !c.is_empty())
+            .collect()
+    });
+    let kinds = has(|r| r.1.is_some()).then(|| {
+        let n = |k: &str| rows.iter().filter(|r| r.1.as_deref() == Some(k)).count();
+        [n("cited"), n("general_knowledge")]
+    });
+    (rows.len(), cities, kinds)
+}
+
+/// The block `scripts/source_counts.py` writes: a line per table, then the named hotels and the
+/// named restaurants together.
+fn counts_block(raw: &Path) -> String {
+    let line = |name: &str, (rows, cities, kinds): &Counts| {
+        let n = |v: Option<usize>| v.map_or(String::new(), |v| v.to_string());
+        let cities = n(cities.as_ref().map(BTreeSet::len));
+        let [cited, general] = kinds.map_or([None, None], |k| k.map(Some));
+        format!(
+            "| {name} | {rows} | {cities} | {} | {} |",
+            n(cited),
+            n(general)
+        )
+    };
+    let mut tables: Vec<(String, Counts)> = files(raw)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "csv"))
+        .map(|f| {
+            let name = f
+                .strip_prefix(raw)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let counts = table_counts(&f);
+            (name, counts)
+        })
+        .collect();
+    tables.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = vec![
+        "| table | rows | cities | cited | general_knowledge |".to_string(),
+        "|---|---:|---:|---:|---:|".to_string(),
+    ];
+    out.extend(tables.iter().map(|(name, c)| line(&format!("`{name}`"), c)));
+    for (label, prefix) in [
+        ("hotels/named_*.csv", "hotels/named_"),
+        ("food/named_*.csv", "food/named_"),
+    ] {
+        let group: Vec<&Counts> = tables
+            .iter()
+            .filter(|t| t.0.starts_with(prefix))
+            .map(|t| &t.1)
+            .collect();
+        let cities = group
+            .iter()
+            .flat_map(|c| c.1.iter().flatten().cloned())
+            .collect();
+        let kinds = group
+            .iter()
+            .map(|c| c.2.unwrap_or_default())
+            .fold([0, 0], |a, k| [a[0] + k[0], a[1] + k[1]]);
+        let rows: usize = group.iter().map(|c| c.0).sum();
+        out.push(line(
+            &format!("`{label}` together"),
+            &(rows, Some(cities), Some(kinds)),
+        ));
+    }
+    out.join("\n")
 }

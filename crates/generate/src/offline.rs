@@ -683,14 +683,18 @@ fn category_pref(city: &CityStock, t: Taste, rng: &mut ChaCha8Rng) -> CategoryPr
 }
 
 /// Food values of a city: (value, weight base). Categories of its entries and its local dishes;
-/// restaurant names are never used as preference values (the release matches categories).
+/// restaurant names are never used as preference values (the release matches categories), and
+/// a restaurant known from general knowledge only grounds none (`Food::grounds_values`).
 fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
     // a store lists hundreds of restaurants: a category counts at most this many of them, as
     // many as the snapshot ever lists for one (its weights are unchanged by the cap)
     const RESTAURANTS_PER_VALUE: usize = 4;
     let mut out: Vec<(String, f64)> = Vec::new();
     let mut restaurants: Vec<(&str, usize)> = Vec::new();
-    for f in &res.food[city as usize] {
+    for f in res.food[city as usize]
+        .iter()
+        .filter(|f| f.grounds_values())
+    {
         if f.kind == FoodKind::Restaurant {
             match restaurants.iter_mut().find(|(c, _)| *c == f.category) {
                 Some((_, n)) if *n >= RESTAURANTS_PER_VALUE => continue,
@@ -714,11 +718,12 @@ fn food_values(res: &Resources, city: CityId) -> Vec<(String, f64)> {
     out
 }
 
-/// The named restaurants of a city as the scorer reads them: (name, resolved category).
+/// The named restaurants of a city that ground a must_eat, as the scorer reads them: (name,
+/// resolved category). A restaurant known from general knowledge only grounds none.
 fn named_restaurants(res: &Resources, city: CityId) -> Vec<(String, String)> {
     res.food[city as usize]
         .iter()
-        .filter(|f| f.kind == FoodKind::Restaurant)
+        .filter(|f| f.kind == FoodKind::Restaurant && f.grounds_values())
         .map(|f| {
             let category = vocab::resolved_category(&f.category, vocab::PoiKind::Food);
             (f.name.clone(), category.to_string())
@@ -748,7 +753,8 @@ fn restaurants_by_value(res: &Resources, city: CityId, food: &[(String, f64)]) -
         .map(|(v, _)| {
             res.food[city as usize]
                 .iter()
-                .filter(|f| f.kind == FoodKind::Restaurant && f.category == *v)
+                .filter(|f| f.kind == FoodKind::Restaurant && f.grounds_values())
+                .filter(|f| f.category == *v)
                 .take(PER_VALUE)
                 .map(|f| f.name.clone())
                 .collect()

@@ -219,10 +219,14 @@ pub fn build(
 }
 
 /// Food values of a city (as the offline generator offers them): categories of its entries and
-/// its local dishes; excluded categories never.
+/// its local dishes; excluded categories never, nor the category of a restaurant known from
+/// general knowledge only (`Food::grounds_values`).
 fn food_values(ctx: &TaskContext, city: CityId) -> Vec<(String, &'static str, u32)> {
     let mut out: Vec<(String, &'static str, u32)> = Vec::new();
-    for f in &ctx.res.food[city as usize] {
+    for f in ctx.res.food[city as usize]
+        .iter()
+        .filter(|f| f.grounds_values())
+    {
         let (v, kind) = match f.kind {
             FoodKind::Dish => (f.name.clone(), "当地菜品"),
             FoodKind::Cuisine => (f.category.clone(), "菜系"),

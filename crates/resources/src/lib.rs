@@ -112,6 +112,18 @@ pub struct Food {
     pub kind: FoodKind,
     pub category: String,
     pub price: u32,
+    /// a restaurant whose name rests on the writers' general knowledge only (`basis_kind`
+    /// `general_knowledge`, or a table that names no source): it may host meals but grounds no
+    /// food preference value
+    pub general_knowledge: bool,
+}
+
+impl Food {
+    /// Whether the entry may ground a food preference value (a must_eat the plans keep at a
+    /// real venue): a cuisine, a dish, or a restaurant a cited source names.
+    pub fn grounds_values(&self) -> bool {
+        self.kind != FoodKind::Restaurant || !self.general_knowledge
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -716,7 +728,8 @@ fn food_row(r: &table::Row, city: CityId) -> Result<(Food, InputError), InputErr
             format!("{category:?} is not in the food vocabulary"),
         ));
     }
-    basis(r)?;
+    // only a restaurant is a venue with a basis: cuisines and dishes leave the columns empty
+    let general_knowledge = kind == FoodKind::Restaurant && basis(r)?;
     let name = r.text("name")?;
     let repeat = repeated_name(r, &name);
     let f = Food {
@@ -725,6 +738,7 @@ fn food_row(r: &table::Row, city: CityId) -> Result<(Food, InputError), InputErr
         kind,
         category,
         price: r.parse("price")?,
+        general_knowledge,
     };
     Ok((f, repeat))
 }
@@ -739,12 +753,23 @@ fn repeated_name(r: &table::Row, name: &str) -> InputError {
     )
 }
 
-/// A named venue's `basis` (where its name is confirmed), required and non-empty when the
-/// table has the column: reviewers check every named row against it.
-fn basis(r: &table::Row) -> Result<(), InputError> {
+/// A named venue's `basis` (the guide, list, registry or page that names it) and `basis_kind`,
+/// both required when the table has a `basis` column: reviewers check every named row against
+/// them. Whether the name rests on general knowledge only: `basis_kind` `general_knowledge`
+/// (the basis then says what is known), or a table with no `basis` column (it names no source);
+/// `cited` when the basis names a source that names the venue.
+fn basis(r: &table::Row) -> Result<bool, InputError> {
     match r.optional("basis") {
+        None => Ok(true),
         Some("") => Err(r.err("basis", "empty: say where the name is confirmed")),
-        _ => Ok(()),
+        Some(_) => match r.optional("basis_kind").unwrap_or("") {
+            "cited" => Ok(false),
+            "general_knowledge" => Ok(true),
+            other => Err(r.err(
+                "basis_kind",
+                format!("must be cited or general_knowledge, got {other:?}"),
+            )),
+        },
     }
 }
 

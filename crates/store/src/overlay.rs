@@ -239,6 +239,8 @@ fn replace_restaurants(list: &mut Vec<Food>, city: CityId, rows: &[&PoiRow]) {
         kind: FoodKind::Restaurant,
         category: r.category_or_fallback().to_string(),
         price: r.price.map_or(0, |p| p.round().min(u32::MAX as f64) as u32),
+        // the store's own table names it
+        general_knowledge: false,
     }));
 }
 

@@ -40,6 +40,7 @@ mod tests {
             kind,
             category: category.into(),
             price: 10,
+            general_knowledge: false,
         }
     }
 
