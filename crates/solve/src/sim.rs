@@ -41,7 +41,7 @@ pub const MAX_TEAMS: usize = 4;
 
 /// One slot of a program: the group split into teams (one team: everyone together), each
 /// doing one item at the same time. The teams partition the group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Slot {
     parts: [(Mask, Item); MAX_TEAMS],
     len: u8,
