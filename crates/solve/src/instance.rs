@@ -124,6 +124,8 @@ pub struct Instance<'a> {
 /// Destinations and days the solver's fixed-size tables hold.
 pub const MAX_DESTINATIONS: usize = 8;
 pub const MAX_DAYS: usize = 16;
+/// Members of a group the solver handles.
+pub const MAX_MEMBERS: usize = 8;
 
 /// Why a task cannot even be set up.
 pub fn setup_error(task: &Task, res: &Resources) -> Option<String> {
@@ -155,9 +157,9 @@ pub fn setup_error(task: &Task, res: &Resources) -> Option<String> {
             m.cities.len()
         ));
     }
-    if task.user_preferences.is_empty() || task.user_preferences.len() > 8 {
+    if task.user_preferences.is_empty() || task.user_preferences.len() > MAX_MEMBERS {
         return Some(format!(
-            "{} members (the solver handles 1 to 8)",
+            "{} members (the solver handles 1 to {MAX_MEMBERS})",
             task.user_preferences.len()
         ));
     }

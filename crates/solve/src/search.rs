@@ -11,7 +11,7 @@
 //! candidate tried, cached or not, so the search takes the same path as without the cache.
 
 use super::frame::{Frame, Need};
-use super::instance::{Instance, Mask};
+use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
 use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
 use rustc_hash::FxHashMap;
@@ -141,20 +141,17 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Sights already in the plan, per destination.
-    fn used(&self, st: &State) -> Vec<Vec<bool>> {
-        let mut used: Vec<Vec<bool>> = self
-            .inst
-            .dest
-            .iter()
-            .map(|d| vec![false; d.sights.len()])
-            .collect();
+    /// Sights of a destination already in the plan.
+    fn used(&self, st: &State, dest: usize) -> Vec<bool> {
+        let mut used = vec![false; self.inst.dest[dest].sights.len()];
         for (p, prog) in st.programs.iter().enumerate() {
-            let dest = self.frame.pieces[p].dest;
+            if self.frame.pieces[p].dest != dest {
+                continue;
+            }
             for s in prog {
                 for it in s.items() {
                     if let Some(x) = it.sight() {
-                        used[dest][x as usize] = true;
+                        used[x as usize] = true;
                     }
                 }
             }
@@ -165,11 +162,11 @@ impl<'a> Search<'a> {
     /// Sights of a destination that could be worth something to someone, unused so far.
     fn promising(&self, st: &State, dest: usize) -> Vec<u16> {
         let d = &self.inst.dest[dest];
-        let used = self.used(st);
+        let used = self.used(st, dest);
         (0..d.sights.len())
             .filter(|&s| {
                 let x = &d.sights[s];
-                !used[dest][s] && (0..self.inst.n()).any(|i| x.value[i] > 0 || x.must[i] != 0)
+                !used[s] && (0..self.inst.n()).any(|i| x.value[i] > 0 || x.must[i] != 0)
             })
             .map(|s| s as u16)
             .collect()
@@ -189,9 +186,9 @@ impl<'a> Search<'a> {
     }
 
     /// What the plan covers so far in a destination, per member: must_visit and must_eat items.
-    fn covered(&self, st: &State, dest: usize) -> (Vec<u32>, Vec<u32>) {
+    fn covered(&self, st: &State, dest: usize) -> ([Items; MAX_MEMBERS], [Items; MAX_MEMBERS]) {
         let n = self.inst.n();
-        let (mut v, mut e) = (vec![0u32; n], vec![0u32; n]);
+        let (mut v, mut e) = ([0; MAX_MEMBERS], [0; MAX_MEMBERS]);
         for (p, ev) in st.evals.iter().enumerate() {
             if self.frame.pieces[p].dest == dest {
                 for i in 0..n {
