@@ -596,23 +596,32 @@ fn prepare_and_use(cfg: &Config, data: &str) -> Result<&'static str, String> {
             };
         }
     };
-    let Ok(sampler) = gtb_sample::Sampler::new(cfg, &res, 2) else {
-        return Ok("sampler refused");
-    };
+    match checked_tasks(cfg, &res, 2) {
+        Some(_) => Ok("used"),
+        None => Ok("sampler refused"),
+    }
+}
+
+/// Sample `n` skeletons, generate their tasks offline and validate them (`Mode::Fix`); `None`
+/// when the sampler refuses the resources.
+pub(crate) fn checked_tasks(cfg: &Config, res: &Resources, n: usize) -> Option<Vec<Task>> {
+    let sampler = gtb_sample::Sampler::new(cfg, res, n).ok()?;
     let generator =
-        gtb_generate::offline::OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
-    let v = Validator::new(&res, cfg);
+        gtb_generate::offline::OfflineGenerator::new(cfg.generate.conflicts.clone(), res);
+    let v = Validator::new(res, cfg);
+    let mut out = Vec::new();
     for sk in sampler.sample() {
-        let Ok(ctx) = gtb_generate::TaskContext::new(&sk, &res, cfg.run.seed) else {
+        let Ok(ctx) = gtb_generate::TaskContext::new(&sk, res, cfg.run.seed) else {
             continue;
         };
         use gtb_generate::PreferenceGenerator;
         if let Ok(g) = generator.generate(&ctx, 0, None) {
             let mut t: Task = gtb_generate::assemble(&ctx, g);
             v.check_task(&mut t, Mode::Fix);
+            out.push(t);
         }
     }
-    Ok("used")
+    Some(out)
 }
 
 #[test]

@@ -8,10 +8,9 @@
 //! thresholds make a city a destination (`GTB_FUZZ_SEED`, `GTB_FUZZ_STORE_CASES`, default 24).
 
 use crate::common::*;
-use crate::fuzz::{assert_sound, case_rng, env_number, run_cases, seed};
+use crate::fuzz::{assert_sound, case_rng, checked_tasks, env_number, run_cases, seed};
 use crate::store_build::chosen;
 use gtb_core::config::{Config, StoreSettings};
-use gtb_core::task::Task;
 use gtb_plan::{Plan, PlanLine};
 use gtb_resources::{FoodKind, Resources};
 use gtb_store::import::{Adapter, ImportOptions};
@@ -199,30 +198,19 @@ fn solve_over(cfg: &Config) -> Result<&'static str, String> {
             };
         }
     };
-    let Ok(sampler) = gtb_sample::Sampler::new(cfg, &res, 4) else {
+    let Some(tasks) = checked_tasks(cfg, &res, 4) else {
         return Ok("sampler refused");
     };
-    let generator =
-        gtb_generate::offline::OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
-    let v = gtb_validate::Validator::new(&res, cfg);
     let db = gtb_score::PoiDb::from_resources(&res);
     let solver = gtb_solve::Solver::new(&res, &db);
     let mut end = "no witness";
-    for sk in sampler.sample() {
-        let Ok(ctx) = gtb_generate::TaskContext::new(&sk, &res, cfg.run.seed) else {
-            continue;
-        };
-        use gtb_generate::PreferenceGenerator;
-        if let Ok(g) = generator.generate(&ctx, 0, None) {
-            let mut t: Task = gtb_generate::assemble(&ctx, g);
-            v.check_task(&mut t, gtb_validate::Mode::Fix);
-            match solver.solve(&t) {
-                Ok(_) => end = "witness",
-                Err(no) if no.reason().is_empty() => return Err("a reasonless no".into()),
-                Err(_) => {}
-            }
-            solver.baseline(&t).ok();
+    for t in &tasks {
+        match solver.solve(t) {
+            Ok(_) => end = "witness",
+            Err(no) if no.reason().is_empty() => return Err("a reasonless no".into()),
+            Err(_) => {}
         }
+        solver.baseline(t).ok();
     }
     Ok(end)
 }

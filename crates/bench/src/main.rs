@@ -74,8 +74,9 @@ fn run_gtb(args: &[&str]) -> anyhow::Result<(f64, f64)> {
 
 /// Issue 23's figures, as a user gets them: `gtb build --n 100000` (offline, the shipped
 /// gtb.toml) and `gtb validate` of its file, as processes of their own. Without `witness`,
-/// the build runs with `--no-witness`: the witness search (about 7 ms of CPU per task, timed
-/// at 650 tasks by `solve_witnesses`) would take the 100,000-task build from seconds to minutes.
+/// the build runs with `--no-witness`: the witness search (several ms of CPU per task, timed
+/// at 650 tasks by `solve_witnesses` and `solver_cpu`) takes the 100,000-task build from seconds
+/// to minutes.
 fn cli_100k(dir: &std::path::Path, witness: bool) -> anyhow::Result<()> {
     let out = dir.join("cli-100k");
     let out_s = out.display().to_string();
