@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 /// Longer than any case takes on a loaded 2-core machine (most take milliseconds).
 const CASE_LIMIT: Duration = Duration::from_secs(30);
 
-fn env_number(name: &str, default: u64) -> u64 {
+pub(crate) fn env_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Ok(v) => v
             .trim()
@@ -38,26 +38,26 @@ fn env_number(name: &str, default: u64) -> u64 {
     }
 }
 
-fn seed() -> u64 {
+pub(crate) fn seed() -> u64 {
     let s = env_number("GTB_FUZZ_SEED", 13);
     eprintln!("fuzz seed {s} (GTB_FUZZ_SEED)");
     s
 }
 
-fn case_rng(seed: u64, kind: &str, case: usize) -> ChaCha8Rng {
+pub(crate) fn case_rng(seed: u64, kind: &str, case: usize) -> ChaCha8Rng {
     gtb_core::rng::item_rng(seed, "fuzz", &format!("{kind}#{case}"))
 }
 
 /// What the cases came to: failures (a check's complaint, a panic, or a case still running
 /// after `CASE_LIMIT`, which ends the run) as `case i: why`, and how many cases ended each way
 /// (so that a test can tell its mutations reach past the parser).
-struct Outcomes {
+pub(crate) struct Outcomes {
     failures: Vec<String>,
     ends: BTreeMap<&'static str, usize>,
 }
 
 /// Run `check` on every case on a worker thread; it says how the case ended.
-fn run_cases<C: Send + 'static>(
+pub(crate) fn run_cases<C: Send + 'static>(
     cases: Vec<C>,
     check: impl Fn(usize, &C) -> Result<&'static str, String> + Send + 'static,
 ) -> Outcomes {
@@ -98,7 +98,7 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// No failure, and every one of `ends` reached by some case.
-fn assert_sound(what: &str, total: usize, out: &Outcomes, ends: &[&str]) {
+pub(crate) fn assert_sound(what: &str, total: usize, out: &Outcomes, ends: &[&str]) {
     eprintln!(
         "{what}: {total} cases, {} failures, {:?}",
         out.failures.len(),
@@ -596,23 +596,32 @@ fn prepare_and_use(cfg: &Config, data: &str) -> Result<&'static str, String> {
             };
         }
     };
-    let Ok(sampler) = gtb_sample::Sampler::new(cfg, &res, 2) else {
-        return Ok("sampler refused");
-    };
+    match checked_tasks(cfg, &res, 2) {
+        Some(_) => Ok("used"),
+        None => Ok("sampler refused"),
+    }
+}
+
+/// Sample `n` skeletons, generate their tasks offline and validate them (`Mode::Fix`); `None`
+/// when the sampler refuses the resources.
+pub(crate) fn checked_tasks(cfg: &Config, res: &Resources, n: usize) -> Option<Vec<Task>> {
+    let sampler = gtb_sample::Sampler::new(cfg, res, n).ok()?;
     let generator =
-        gtb_generate::offline::OfflineGenerator::new(cfg.generate.conflicts.clone(), &res);
-    let v = Validator::new(&res, cfg);
+        gtb_generate::offline::OfflineGenerator::new(cfg.generate.conflicts.clone(), res);
+    let v = Validator::new(res, cfg);
+    let mut out = Vec::new();
     for sk in sampler.sample() {
-        let Ok(ctx) = gtb_generate::TaskContext::new(&sk, &res, cfg.run.seed) else {
+        let Ok(ctx) = gtb_generate::TaskContext::new(&sk, res, cfg.run.seed) else {
             continue;
         };
         use gtb_generate::PreferenceGenerator;
         if let Ok(g) = generator.generate(&ctx, 0, None) {
             let mut t: Task = gtb_generate::assemble(&ctx, g);
             v.check_task(&mut t, Mode::Fix);
+            out.push(t);
         }
     }
-    Ok("used")
+    Some(out)
 }
 
 #[test]

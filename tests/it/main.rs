@@ -32,6 +32,7 @@ mod shards;
 mod slurm_e2e;
 mod store_build;
 mod store_chinatravel;
+mod store_missing;
 mod store_osm;
 mod store_release;
 mod store_table;

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Cities with at least 20 attractions and 5 restaurants in the snapshot (first 4 by name).
-fn chosen(res: &gtb_resources::Resources, most: usize) -> Vec<usize> {
+pub(crate) fn chosen(res: &gtb_resources::Resources, most: usize) -> Vec<usize> {
     let mut out: Vec<usize> = (0..res.cities.len())
         .filter(|&c| {
             res.attractions[c].len() >= 40

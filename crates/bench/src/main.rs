@@ -18,7 +18,14 @@
 //!     gtb-bench fixture-release --pois 338000 --out FILE [--seed S] [--malformed K]
 //!     gtb-bench import-release FILE      (wall time and peak RSS of `gtb import release`)
 //!
-//! The OpenStreetMap import alone: `gtb-bench osm-import`.
+//! The OpenStreetMap import alone: `gtb-bench osm-import`. The witness search's CPU per task
+//! (median and p99 by difficulty) of any task file: `gtb-bench solver-cpu TASKS [--threads N]`.
+
+mod solver_cpu;
+
+/// The gtb binary's allocator, so that in-process runs measure as `gtb` does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use gtb_core::config::Config;
 use std::time::Instant;
@@ -67,8 +74,9 @@ fn run_gtb(args: &[&str]) -> anyhow::Result<(f64, f64)> {
 
 /// Issue 23's figures, as a user gets them: `gtb build --n 100000` (offline, the shipped
 /// gtb.toml) and `gtb validate` of its file, as processes of their own. Without `witness`,
-/// the build runs with `--no-witness`: the witness search (about 7 ms of CPU per task, timed
-/// at 650 tasks by `solve_witnesses`) would take the 100,000-task build from seconds to minutes.
+/// the build runs with `--no-witness`: the witness search (several ms of CPU per task, timed
+/// at 650 tasks by `solve_witnesses` and `solver_cpu`) takes the 100,000-task build from seconds
+/// to minutes.
 fn cli_100k(dir: &std::path::Path, witness: bool) -> anyhow::Result<()> {
     let out = dir.join("cli-100k");
     let out_s = out.display().to_string();
@@ -112,6 +120,7 @@ fn main() -> anyhow::Result<()> {
     match args.get(1).map(String::as_str) {
         Some("fixture-release") => return fixture_release(&args[2..]),
         Some("import-release") => return import_release(&args[2..]),
+        Some("solver-cpu") => return solver_cpu::command(&args[2..]),
         Some("osm-import") => {
             let dir = std::env::temp_dir().join(format!("gtb-bench-osm-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
@@ -555,6 +564,7 @@ fn solve_witnesses(c: &Config, tasks: &std::path::Path) -> anyhow::Result<()> {
         })
         .collect();
     print_against_baseline(&tasks, &summary.figures, &baseline);
+    solver_cpu::report(&solver, &tasks);
     Ok(())
 }
 

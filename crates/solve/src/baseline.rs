@@ -6,7 +6,7 @@ use super::Solver;
 use super::frame::{self, Frame, Need};
 use super::instance::Instance;
 use super::model::MealKind;
-use super::search::{State, evaluate};
+use super::search::{Pieces, State, evaluate};
 use super::sim::{Item, Slot, simulate};
 use gtb_core::task::Task;
 use gtb_plan::Plan;
@@ -23,9 +23,15 @@ impl Solver<'_> {
                 (0..l.options.len())
                     .filter(|&o| l.options[o].minutes <= 16 * 60)
                     .min_by_key(|&o| (l.options[o].fare, o))
-                    .unwrap_or(0)
+                    .ok_or_else(|| {
+                        format!(
+                            "no intercity mode of at most 16 hours from {} to {}",
+                            inst.res.city(l.from).name,
+                            inst.res.city(l.to).name
+                        )
+                    })
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         let mut allocs = frame::allocations(inst.days - 1, inst.dest.len());
         allocs.sort_by_key(|a| (a.iter().max().copied().unwrap_or(0), a.clone()));
         let frame = allocs
@@ -80,12 +86,12 @@ impl Solver<'_> {
             }
         }
         let evals: Vec<_> = (0..programs.len())
-            .map(|p| simulate(&inst, &frame, p, &programs[p]))
+            .map(|p| std::rc::Rc::new(simulate(&inst, &frame, p, &programs[p])))
             .collect();
         if evals.iter().any(|e| !e.ok) {
             return Err("the naive plan does not fit its days".into());
         }
-        let eval = evaluate(&inst, &frame, &hotels, &evals.iter().collect::<Vec<_>>());
+        let eval = evaluate(&inst, &frame, &hotels, Pieces::of(&evals));
         let st = State {
             hotels,
             programs,

@@ -4,9 +4,10 @@
 //! preferences.
 //!
 //! Venues come from the scoring table (real names: the resources' or a store's attractions,
-//! restaurants and hotels) and, in cities no POI store covers, from the stand-ins
-//! (`score::resolver::stand_ins`), which the table does not resolve and which therefore score
-//! nothing. Large inventories (a store lists hundreds of venues per city) are cut to the
+//! restaurants and hotels) and, in cities no POI store covers (or, in a store's city, for a
+//! kind of venue the store names none of), from the stand-ins (`score::resolver::stand_ins`),
+//! which the table does not resolve and which therefore score nothing. A destination with no
+//! hotel at all, not even a stand-in, cannot be set up (an error, not a panic). Large inventories (a store lists hundreds of venues per city) are cut to the
 //! venues a plan could want (`shortlist`): every sight someone must see or likes, the best
 //! meals and hotels of each member, the ones serving a must_eat, and the cheapest.
 
@@ -123,6 +124,8 @@ pub struct Instance<'a> {
 /// Destinations and days the solver's fixed-size tables hold.
 pub const MAX_DESTINATIONS: usize = 8;
 pub const MAX_DAYS: usize = 16;
+/// Members of a group the solver handles.
+pub const MAX_MEMBERS: usize = 8;
 
 /// Why a task cannot even be set up.
 pub fn setup_error(task: &Task, res: &Resources) -> Option<String> {
@@ -154,9 +157,9 @@ pub fn setup_error(task: &Task, res: &Resources) -> Option<String> {
             m.cities.len()
         ));
     }
-    if task.user_preferences.is_empty() || task.user_preferences.len() > 8 {
+    if task.user_preferences.is_empty() || task.user_preferences.len() > MAX_MEMBERS {
         return Some(format!(
-            "{} members (the solver handles 1 to 8)",
+            "{} members (the solver handles 1 to {MAX_MEMBERS})",
             task.user_preferences.len()
         ));
     }
@@ -240,6 +243,11 @@ impl<'a> Instance<'a> {
                 .city_id(c)
                 .ok_or("a destination is not in the resources")?;
             let d = inst.destination(id, db);
+            if d.hotels.is_empty() {
+                return Err(format!(
+                    "no hotel in {c}: the POI table names none and the resources have no hotel band (price) for the city"
+                ));
+            }
             inst.dest.push(d);
         }
         let stops: Vec<CityId> = std::iter::once(hub)
@@ -327,7 +335,9 @@ impl<'a> Instance<'a> {
     }
 
     /// The venues of a destination: the scoring table's, and stand-ins where no store covers
-    /// the city.
+    /// the city, or where the store names no venue of their kind (a store of attractions and
+    /// restaurants only, or one whose hotels carry no price: its city sleeps in stand-ins
+    /// priced from the hotel bands).
     fn destination(&self, id: CityId, db: &'a PoiDb) -> Destination<'a> {
         let city = self.res.city(id);
         let name = city.name.as_str();
@@ -336,11 +346,12 @@ impl<'a> Instance<'a> {
             .store
             .as_ref()
             .is_some_and(|s| s.used.contains_key(name));
-        let fallback: &'a [Poi] = if store_covered {
-            &[]
-        } else {
-            db.stand_ins_of(name)
-        };
+        let real: &'a [Poi] = db.city(name);
+        let named = |kind: PoiKind| real.iter().any(|p| p.kind == kind);
+        let fallback = db
+            .stand_ins_of(name)
+            .iter()
+            .filter(move |p| !store_covered || !named(p.kind));
         let mut d = Destination {
             id,
             name,
@@ -350,7 +361,7 @@ impl<'a> Instance<'a> {
             meals: Vec::new(),
             hotels: Vec::new(),
         };
-        for poi in db.city(name).iter().chain(fallback) {
+        for poi in real.iter().chain(fallback) {
             match poi.kind {
                 PoiKind::Attraction => {
                     if let Some(s) = self.sight(id, name, poi, db) {

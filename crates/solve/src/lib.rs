@@ -12,6 +12,7 @@
 //! counted in simulations rather than time. The time model is in `model` (docs/PLANS.md).
 
 pub mod baseline;
+pub mod eval;
 pub mod frame;
 pub mod instance;
 pub mod model;
@@ -170,12 +171,7 @@ impl<'a> Solver<'a> {
     }
 
     fn search(&self, inst: &Instance, frame: &Frame, budget: usize) -> State {
-        Search {
-            inst,
-            frame,
-            budget,
-        }
-        .run()
+        Search::new(inst, frame, budget).run()
     }
 
     /// The frames worth searching: every allocation of the nights with the best mode

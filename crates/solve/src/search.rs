@@ -2,245 +2,35 @@
 //! over the pieces' programs (insert, remove and replace sights, change, add and split meals,
 //! fill a waiting team's time, swap neighbours, change hotels) until no move improves.
 //!
-//! Plans are compared on (hard-constraint breaches, compromises, group utility, stand-in
-//! venues, money spent): breaches first, graded so that a cheaper plan counts as progress even
-//! while a budget is still exceeded. The utility is the release's, under the members'
-//! original preferences; a compromisable member's breached field is a compromise (at most two
-//! per member; beyond that it counts as a breach).
+//! Plans are compared by `eval` (breaches, compromises, utility, stand-ins, money spent).
+//! The utility is the release's, under the members' original preferences.
+//!
+//! A piece's program is simulated once per search: the search revisits the same candidates
+//! round after round (a move in one piece leaves the others' candidates as they were), so a
+//! simulation is kept by (piece, program) and shared (`Rc`). The budget still counts every
+//! candidate tried, cached or not, so the search takes the same path as without the cache.
 
 use super::frame::{Frame, Need};
-use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS, Mask};
+use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
 use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
-use gtb_core::task::Intensity;
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
 
-/// A hard field of a member that the plan breaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Field {
-    Budget,
-    MaxPoi,
-    MaxHours,
-    TransportMust,
-    TransportReject,
-    MustVisit(usize),
-    RejectVisit(usize),
-    MustEat(usize),
-    RejectEat(usize),
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct MemberEval {
-    /// the member's utility (original preferences)
-    pub value: i64,
-    pub cost: u32,
-    /// broken fields with their weight
-    pub broken: Vec<(Field, i64)>,
-    /// per day: attractions and active minutes
-    pub pois: [u32; MAX_DAYS],
-    pub active: [u32; MAX_DAYS],
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Eval {
-    pub breach: i64,
-    pub total: i64,
-    pub compromises: i64,
-    pub stand_ins: i64,
-    pub cost: i64,
-    pub split: i64,
-    pub members: Vec<MemberEval>,
-}
-
-impl Eval {
-    /// Larger is better: fewer hard-constraint breaches, then fewer compromises (a witness
-    /// declares one only when it needs it), then utility, then fewer stand-ins, then cheaper.
-    pub fn key(&self) -> (i64, i64, i64, i64, i64) {
-        (
-            -self.breach,
-            -self.compromises,
-            self.total,
-            -self.stand_ins,
-            -self.cost,
-        )
-    }
-    pub fn better(&self, other: &Eval) -> bool {
-        self.key() > other.key()
-    }
-}
-
-const BREACH: i64 = 1000;
+pub use super::eval::{Eval, Field, Key, MemberEval, Pieces, evaluate, rank};
 
 #[derive(Clone)]
 pub struct State {
     pub hotels: Vec<usize>,
     pub programs: Vec<Vec<Slot>>,
-    pub evals: Vec<PieceEval>,
+    pub evals: Vec<Rc<PieceEval>>,
     pub eval: Eval,
 }
 
-/// What a member's pieces cover per destination: the must and reject sights and must dishes
-/// (bit sets over the member's lists) and whether a rejected dish is eaten.
-struct Covered {
-    must: [u32; MAX_DESTINATIONS],
-    reject: [u32; MAX_DESTINATIONS],
-    eat: [u32; MAX_DESTINATIONS],
-    reject_eat: [bool; MAX_DESTINATIONS],
-}
-
-/// Score a plan from its pieces' evaluations.
-pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], evals: &[&PieceEval]) -> Eval {
-    let mut e = Eval::default();
-    for p in evals {
-        if !p.ok {
-            e.breach += 1_000_000;
-        }
-        e.split += p.split;
-        e.stand_ins += p.stand_ins as i64;
-    }
-    // nights at a stand-in hotel count like meals at a stand-in venue
-    e.stand_ins += frame
-        .night_dest
-        .iter()
-        .filter(|&&d| inst.dest[d].hotels[hotels[d]].stand_in)
-        .count() as i64;
-    for (i, m) in inst.members.iter().enumerate() {
-        let me = member_eval(inst, frame, hotels, evals, i);
-        e.add_member(me, m.firm);
-    }
-    e.total -= e.split;
-    e
-}
-
-impl Eval {
-    /// Count a member's broken fields (a firm member's are breaches; a compromisable one's
-    /// heaviest `MAX_PER_USER` are compromises, the rest breaches) and add their evaluation.
-    fn add_member(&mut self, me: MemberEval, firm: bool) {
-        if firm {
-            self.breach += me.broken.iter().map(|b| b.1).sum::<i64>();
-        } else {
-            let mut w: Vec<i64> = me.broken.iter().map(|b| b.1).collect();
-            w.sort_unstable_by(|a, b| b.cmp(a));
-            self.compromises += w.len().min(gtb_score::compromise::MAX_PER_USER) as i64;
-            self.breach += w
-                .iter()
-                .skip(gtb_score::compromise::MAX_PER_USER)
-                .sum::<i64>();
-        }
-        self.total += me.value;
-        self.cost += me.cost as i64;
-        self.members.push(me);
-    }
-}
-
-/// Member `i`'s utility, spending and broken hard fields in a plan.
-fn member_eval(
-    inst: &Instance,
-    frame: &Frame,
-    hotels: &[usize],
-    evals: &[&PieceEval],
-    i: usize,
-) -> MemberEval {
-    let g = &inst.members[i].pref.global_constraints;
-    let mut me = MemberEval {
-        value: frame.transport_value[i] as i64,
-        cost: frame.fare,
-        ..Default::default()
-    };
-    for &d in &frame.night_dest {
-        let h = &inst.dest[d].hotels[hotels[d]];
-        me.value += h.value[i] as i64;
-        me.cost += h.price;
-    }
-    let covered = me.add_pieces(frame, evals, i);
-    me.add_places(inst, i, &covered);
-    me.add_intensity(&g.intensity, inst.days as usize);
-    if g.avg_budget > 0 && me.cost > g.avg_budget {
-        me.value -= 2;
-        me.broken
-            .push((Field::Budget, BREACH + (me.cost - g.avg_budget) as i64));
-    }
-    if frame.must_unmet >> i & 1 == 1 {
-        me.broken.push((Field::TransportMust, BREACH));
-    }
-    if frame.rejected[i] != 0 {
-        me.broken.push((
-            Field::TransportReject,
-            BREACH * frame.rejected[i].count_ones() as i64,
-        ));
-    }
-    me
-}
-
-impl MemberEval {
-    /// Add member `i`'s share of every piece (value, meals paid, attractions and active
-    /// minutes per day) and return what the pieces cover per destination.
-    fn add_pieces(&mut self, frame: &Frame, evals: &[&PieceEval], i: usize) -> Covered {
-        let mut c = Covered {
-            must: [0; MAX_DESTINATIONS],
-            reject: [0; MAX_DESTINATIONS],
-            eat: [0; MAX_DESTINATIONS],
-            reject_eat: [false; MAX_DESTINATIONS],
-        };
-        for (p, ev) in frame.pieces.iter().zip(evals) {
-            let mp = &ev.members[i];
-            self.value += mp.value as i64;
-            self.cost += mp.food;
-            c.must[p.dest] |= mp.must;
-            c.reject[p.dest] |= mp.reject;
-            c.eat[p.dest] |= mp.must_eat;
-            c.reject_eat[p.dest] |= mp.reject_eat;
-            self.pois[p.day] += mp.pois;
-            self.active[p.day] += mp.active;
-        }
-        c
-    }
-
-    /// Per destination: ±2 per must / rejected sight seen (once each), and the must sights
-    /// and dishes missed and rejected ones taken as broken fields.
-    fn add_places(&mut self, inst: &Instance, i: usize, c: &Covered) {
-        for d in 0..inst.dest.len() {
-            self.value += 2 * c.must[d].count_ones() as i64 - 2 * c.reject[d].count_ones() as i64;
-            let missing = (inst.must_visit_all(i, d) & !c.must[d]).count_ones() as i64;
-            if missing > 0 {
-                self.broken.push((Field::MustVisit(d), BREACH * missing));
-            }
-            if c.reject[d] != 0 {
-                self.broken.push((
-                    Field::RejectVisit(d),
-                    BREACH * c.reject[d].count_ones() as i64,
-                ));
-            }
-            let missing = (inst.must_eat_all(i, d) & !c.eat[d]).count_ones() as i64;
-            if missing > 0 {
-                self.broken.push((Field::MustEat(d), BREACH * missing));
-            }
-            if c.reject_eat[d] {
-                self.broken.push((Field::RejectEat(d), BREACH));
-            }
-        }
-    }
-
-    /// The intensity caps over the trip's days: −2 per day and cap exceeded, and the excess
-    /// (attractions, minutes) as broken fields.
-    fn add_intensity(&mut self, it: &Intensity, days: usize) {
-        let (max_poi, max_h) = (it.max_poi_per_day, it.max_active_hours);
-        let (mut over_poi, mut over_min) = (0i64, 0i64);
-        for day in 0..days {
-            if max_poi > 0 && self.pois[day] > max_poi {
-                self.value -= 2;
-                over_poi += (self.pois[day] - max_poi) as i64;
-            }
-            if max_h > 0 && self.active[day] > max_h * 60 {
-                self.value -= 2;
-                over_min += (self.active[day] - max_h * 60) as i64;
-            }
-        }
-        if over_poi > 0 {
-            self.broken.push((Field::MaxPoi, BREACH * over_poi));
-        }
-        if over_min > 0 {
-            self.broken.push((Field::MaxHours, BREACH + over_min));
-        }
+impl State {
+    /// The state's pieces for `evaluate` and `rank`.
+    pub fn pieces(&self) -> Pieces<'_> {
+        Pieces::of(&self.evals)
     }
 }
 
@@ -249,28 +39,38 @@ pub struct Search<'a> {
     pub frame: &'a Frame,
     /// piece simulations left (a deterministic bound on the work per frame)
     pub budget: usize,
+    /// per piece: the simulations so far, by program
+    cache: Vec<FxHashMap<Vec<Slot>, Rc<PieceEval>>>,
 }
 
 impl<'a> Search<'a> {
-    fn sim(&mut self, piece: usize, program: &[Slot]) -> PieceEval {
-        self.budget = self.budget.saturating_sub(1);
-        simulate(self.inst, self.frame, piece, program)
+    pub fn new(inst: &'a Instance<'a>, frame: &'a Frame, budget: usize) -> Self {
+        Search {
+            inst,
+            frame,
+            budget,
+            cache: vec![FxHashMap::default(); frame.pieces.len()],
+        }
     }
 
-    fn eval_with(
-        &self,
-        st: &State,
-        piece: usize,
-        ev: &PieceEval,
-        hotels: Option<&[usize]>,
-    ) -> Eval {
-        let evals: Vec<&PieceEval> = st
-            .evals
-            .iter()
-            .enumerate()
-            .map(|(p, e)| if p == piece { ev } else { e })
-            .collect();
-        evaluate(self.inst, self.frame, hotels.unwrap_or(&st.hotels), &evals)
+    /// A piece's program simulated (once per search; every call counts against the budget).
+    fn sim(&mut self, piece: usize, program: &[Slot]) -> Rc<PieceEval> {
+        self.budget = self.budget.saturating_sub(1);
+        if let Some(ev) = self.cache[piece].get(program) {
+            return Rc::clone(ev);
+        }
+        let ev = Rc::new(simulate(self.inst, self.frame, piece, program));
+        self.cache[piece].insert(program.to_vec(), Rc::clone(&ev));
+        ev
+    }
+
+    /// The rank of `st` with one piece's simulation replaced.
+    fn rank_with(&self, st: &State, piece: usize, ev: &PieceEval) -> Key {
+        let pieces = Pieces {
+            base: &st.evals,
+            swap: Some((piece, ev)),
+        };
+        rank(self.inst, self.frame, &st.hotels, pieces)
     }
 
     /// The best joint meal option of a destination for a start: no member who cannot yield
@@ -329,13 +129,10 @@ impl<'a> Search<'a> {
             }
             programs.push(prog);
         }
-        let evals: Vec<PieceEval> = (0..programs.len())
-            .map(|p| {
-                let prog = programs[p].clone();
-                self.sim(p, &prog)
-            })
+        let evals: Vec<Rc<PieceEval>> = (0..programs.len())
+            .map(|p| self.sim(p, &programs[p]))
             .collect();
-        let eval = evaluate(inst, self.frame, &hotels, &evals.iter().collect::<Vec<_>>());
+        let eval = evaluate(inst, self.frame, &hotels, Pieces::of(&evals));
         State {
             hotels,
             programs,
@@ -344,20 +141,17 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Sights already in the plan, per destination.
-    fn used(&self, st: &State) -> Vec<Vec<bool>> {
-        let mut used: Vec<Vec<bool>> = self
-            .inst
-            .dest
-            .iter()
-            .map(|d| vec![false; d.sights.len()])
-            .collect();
+    /// Sights of a destination already in the plan.
+    fn used(&self, st: &State, dest: usize) -> Vec<bool> {
+        let mut used = vec![false; self.inst.dest[dest].sights.len()];
         for (p, prog) in st.programs.iter().enumerate() {
-            let dest = self.frame.pieces[p].dest;
+            if self.frame.pieces[p].dest != dest {
+                continue;
+            }
             for s in prog {
                 for it in s.items() {
                     if let Some(x) = it.sight() {
-                        used[dest][x as usize] = true;
+                        used[x as usize] = true;
                     }
                 }
             }
@@ -368,11 +162,11 @@ impl<'a> Search<'a> {
     /// Sights of a destination that could be worth something to someone, unused so far.
     fn promising(&self, st: &State, dest: usize) -> Vec<u16> {
         let d = &self.inst.dest[dest];
-        let used = self.used(st);
+        let used = self.used(st, dest);
         (0..d.sights.len())
             .filter(|&s| {
                 let x = &d.sights[s];
-                !used[dest][s] && (0..self.inst.n()).any(|i| x.value[i] > 0 || x.must[i] != 0)
+                !used[s] && (0..self.inst.n()).any(|i| x.value[i] > 0 || x.must[i] != 0)
             })
             .map(|s| s as u16)
             .collect()
@@ -392,9 +186,9 @@ impl<'a> Search<'a> {
     }
 
     /// What the plan covers so far in a destination, per member: must_visit and must_eat items.
-    fn covered(&self, st: &State, dest: usize) -> (Vec<u32>, Vec<u32>) {
+    fn covered(&self, st: &State, dest: usize) -> ([Items; MAX_MEMBERS], [Items; MAX_MEMBERS]) {
         let n = self.inst.n();
-        let (mut v, mut e) = (vec![0u32; n], vec![0u32; n]);
+        let (mut v, mut e) = ([0; MAX_MEMBERS], [0; MAX_MEMBERS]);
         for (p, ev) in st.evals.iter().enumerate() {
             if self.frame.pieces[p].dest == dest {
                 for i in 0..n {
@@ -414,7 +208,8 @@ impl<'a> Search<'a> {
 
     /// Try candidate (piece, program) pairs over the whole plan; keep the best improvement.
     fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Vec<Slot>)>) -> bool {
-        let mut best: Option<(Eval, usize, PieceEval, Vec<Slot>)> = None;
+        let mut best: Option<(Key, usize, Rc<PieceEval>, Vec<Slot>)> = None;
+        let mut bar = st.eval.key();
         for (p, prog) in candidates {
             if self.budget == 0 {
                 break;
@@ -423,17 +218,17 @@ impl<'a> Search<'a> {
             if !ev.ok {
                 continue;
             }
-            let e = self.eval_with(st, p, &ev, None);
-            let bar = best.as_ref().map_or(&st.eval, |b| &b.0);
-            if e.better(bar) {
-                best = Some((e, p, ev, prog));
+            let k = self.rank_with(st, p, &ev);
+            if k > bar {
+                bar = k;
+                best = Some((k, p, ev, prog));
             }
         }
         match best {
-            Some((e, p, ev, prog)) => {
+            Some((_, p, ev, prog)) => {
                 st.programs[p] = prog;
                 st.evals[p] = ev;
-                st.eval = e;
+                st.eval = evaluate(self.inst, self.frame, &st.hotels, st.pieces());
                 true
             }
             None => false,
@@ -820,19 +615,19 @@ impl<'a> Search<'a> {
             } else {
                 st.programs.clone()
             };
-            let evals: Vec<PieceEval> = (0..progs.len())
+            let evals: Vec<Rc<PieceEval>> = (0..progs.len())
                 .map(|p| {
                     if pr {
                         self.sim(p, &progs[p])
                     } else {
-                        st.evals[p].clone()
+                        Rc::clone(&st.evals[p])
                     }
                 })
                 .collect();
             if evals.iter().any(|e| !e.ok) {
                 continue;
             }
-            let eval = evaluate(inst, self.frame, &hs, &evals.iter().collect::<Vec<_>>());
+            let eval = evaluate(inst, self.frame, &hs, Pieces::of(&evals));
             let bar = best.as_ref().map_or(&st.eval, |b| &b.eval);
             if eval.better(bar) {
                 best = Some(State {
@@ -876,15 +671,9 @@ impl<'a> Search<'a> {
             for h in 0..self.inst.dest[dest].hotels.len() {
                 let mut hotels = st.hotels.clone();
                 hotels[dest] = h;
-                let e = evaluate(
-                    self.inst,
-                    self.frame,
-                    &hotels,
-                    &st.evals.iter().collect::<Vec<_>>(),
-                );
-                if e.better(&st.eval) {
+                if rank(self.inst, self.frame, &hotels, st.pieces()) > st.eval.key() {
+                    st.eval = evaluate(self.inst, self.frame, &hotels, st.pieces());
                     st.hotels = hotels;
-                    st.eval = e;
                     changed = true;
                 }
             }

@@ -4,7 +4,7 @@
 //! to the end place in time. It also sums what the piece is worth to each member.
 
 use super::frame::{Anchor, Frame, Need, Piece};
-use super::instance::{Instance, Items, Mask};
+use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::{self, MealKind, up5};
 use gtb_score::utility::split_penalty;
 
@@ -45,6 +45,26 @@ pub const MAX_TEAMS: usize = 4;
 pub struct Slot {
     parts: [(Mask, Item); MAX_TEAMS],
     len: u8,
+}
+
+/// One word per team (the search's cache hashes programs by the million; the unused teams
+/// are always `(0, Rest)`, so the used ones and their count identify a slot).
+impl std::hash::Hash for Slot {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let mut word = u64::from(self.len);
+        for &(mask, item) in self.parts() {
+            let (kind, index) = match item {
+                Item::Sight(s) => (0, s),
+                Item::Brief(s) => (1, s),
+                Item::Meal(m, MealKind::Lunch) => (2, m),
+                Item::Meal(m, MealKind::Dinner) => (3, m),
+                Item::Rest => (4, 0),
+            };
+            let team = u64::from(mask) | kind << 8 | u64::from(index) << 11;
+            word = word.rotate_left(27) ^ team;
+        }
+        h.write_u64(word);
+    }
 }
 
 impl Slot {
@@ -138,7 +158,8 @@ pub struct MemberPiece {
 pub struct PieceEval {
     /// the program fits: opening hours, meal windows, required meals, end in time
     pub ok: bool,
-    pub members: Vec<MemberPiece>,
+    /// per member (task order; the entries past the group's size stay empty)
+    pub members: [MemberPiece; MAX_MEMBERS],
     pub split: i64,
     /// meals at stand-in venues (a named one is preferred when it is worth as much)
     pub stand_ins: u32,
@@ -157,8 +178,8 @@ struct Run<'a> {
     inst: &'a Instance<'a>,
     frame: &'a Frame,
     piece: &'a Piece,
-    loc: [Place; 8],
-    clock: [u32; 8],
+    loc: [Place; MAX_MEMBERS],
+    clock: [u32; MAX_MEMBERS],
     out: PieceEval,
 }
 
@@ -205,17 +226,18 @@ impl Run<'_> {
         let mut ready = 0;
         let mut left = mask;
         while left != 0 {
-            let first = left.trailing_zeros() as usize;
-            let from = self.loc[first];
-            let group: Mask = self
-                .members(left)
-                .filter(|&i| self.loc[i] == from)
-                .fold(0, |g, i| g | 1 << i);
-            let t0 = self
-                .members(group)
-                .map(|i| self.clock[i])
-                .max()
-                .unwrap_or(0);
+            let from = self.loc[left.trailing_zeros() as usize];
+            // those of `left` where the first is, and when the last of them is free
+            let (mut group, mut t0): (Mask, u32) = (0, 0);
+            let mut rest = left;
+            while rest != 0 {
+                let i = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if self.loc[i] == from {
+                    group |= 1 << i;
+                    t0 = t0.max(self.clock[i]);
+                }
+            }
             let mut arrive = t0;
             if from != target {
                 let dur = self.transfer(from, target);
@@ -351,11 +373,11 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
         inst,
         frame,
         piece: p,
-        loc: [start_at; 8],
-        clock: [p.start; 8],
+        loc: [start_at; MAX_MEMBERS],
+        clock: [p.start; MAX_MEMBERS],
         out: PieceEval {
             ok: false,
-            members: vec![MemberPiece::default(); inst.n()],
+            members: [MemberPiece::default(); MAX_MEMBERS],
             split: 0,
             stand_ins: 0,
             // a transfer and an activity per team and slot, the way to the end, the hotel

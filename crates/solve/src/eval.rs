@@ -1,0 +1,318 @@
+//! What a plan is worth: from its pieces' simulations, its hotels and its frame, each member's
+//! utility, spending and broken hard fields, and the plan's rank (`Eval::key`).
+//!
+//! Plans are compared on (hard-constraint breaches, compromises, group utility, stand-in
+//! venues, money spent): breaches first, graded so that a cheaper plan counts as progress even
+//! while a budget is still exceeded. A compromisable member's breached field is a compromise
+//! (at most two per member; beyond that it counts as a breach).
+//!
+//! The search ranks thousands of candidates per frame, so the rank has a path of its own
+//! (`rank`) that allocates nothing: it runs the same member walk as `evaluate`, with the broken
+//! fields tallied (`Breaks`) instead of listed.
+
+use super::frame::Frame;
+use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS};
+use super::sim::PieceEval;
+use gtb_core::task::Intensity;
+use gtb_score::compromise::MAX_PER_USER;
+use std::rc::Rc;
+
+/// A hard field of a member that the plan breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Field {
+    Budget,
+    MaxPoi,
+    MaxHours,
+    TransportMust,
+    TransportReject,
+    MustVisit(usize),
+    RejectVisit(usize),
+    MustEat(usize),
+    RejectEat(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct MemberEval {
+    /// the member's utility (original preferences)
+    pub value: i64,
+    pub cost: u32,
+    /// broken fields with their weight
+    pub broken: Vec<(Field, i64)>,
+    /// per day: attractions and active minutes
+    pub pois: [u32; MAX_DAYS],
+    pub active: [u32; MAX_DAYS],
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Eval {
+    pub breach: i64,
+    pub total: i64,
+    pub compromises: i64,
+    pub stand_ins: i64,
+    pub cost: i64,
+    pub split: i64,
+    pub members: Vec<MemberEval>,
+}
+
+/// A plan's rank: larger is better (`Eval::key`).
+pub type Key = (i64, i64, i64, i64, i64);
+
+impl Eval {
+    /// Larger is better: fewer hard-constraint breaches, then fewer compromises (a witness
+    /// declares one only when it needs it), then utility, then fewer stand-ins, then cheaper.
+    pub fn key(&self) -> Key {
+        (
+            -self.breach,
+            -self.compromises,
+            self.total,
+            -self.stand_ins,
+            -self.cost,
+        )
+    }
+    pub fn better(&self, other: &Eval) -> bool {
+        self.key() > other.key()
+    }
+}
+
+const BREACH: i64 = 1000;
+
+/// The pieces' simulations of a plan: the state's, with at most one piece's replaced by a
+/// candidate's.
+#[derive(Clone, Copy)]
+pub struct Pieces<'e> {
+    pub base: &'e [Rc<PieceEval>],
+    pub swap: Option<(usize, &'e PieceEval)>,
+}
+
+impl<'e> Pieces<'e> {
+    pub fn of(base: &'e [Rc<PieceEval>]) -> Self {
+        Pieces { base, swap: None }
+    }
+    fn iter(self) -> impl Iterator<Item = &'e PieceEval> {
+        self.base
+            .iter()
+            .enumerate()
+            .map(move |(p, e)| match self.swap {
+                Some((q, ev)) if q == p => ev,
+                _ => &**e,
+            })
+    }
+}
+
+/// Where the walk over a member's plan puts their broken fields.
+trait Breaks {
+    fn push(&mut self, field: Field, weight: i64);
+}
+
+impl Breaks for Vec<(Field, i64)> {
+    fn push(&mut self, field: Field, weight: i64) {
+        Vec::push(self, (field, weight));
+    }
+}
+
+/// Broken fields counted without being listed: how many, their weight, the two heaviest.
+#[derive(Default)]
+struct Tally {
+    n: i64,
+    sum: i64,
+    top: [i64; 2],
+}
+
+impl Breaks for Tally {
+    fn push(&mut self, _: Field, w: i64) {
+        self.n += 1;
+        self.sum += w;
+        if w > self.top[0] {
+            self.top = [w, self.top[0]];
+        } else if w > self.top[1] {
+            self.top[1] = w;
+        }
+    }
+}
+
+impl Tally {
+    /// (breach, compromises) of a member's broken fields: a firm member's all breach; a
+    /// compromisable one's heaviest `MAX_PER_USER` are compromises, the rest breach.
+    fn charge(&self, firm: bool) -> (i64, i64) {
+        if firm {
+            return (self.sum, 0);
+        }
+        const _: () = assert!(MAX_PER_USER == 2, "Tally keeps the two heaviest");
+        (self.sum - self.top[0] - self.top[1], self.n.min(2))
+    }
+}
+
+/// Stand-in venues and split penalty of the pieces and nights (the members aside).
+fn plan_terms(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Eval {
+    let mut e = Eval::default();
+    for p in pieces.iter() {
+        if !p.ok {
+            e.breach += 1_000_000;
+        }
+        e.split += p.split;
+        e.stand_ins += p.stand_ins as i64;
+    }
+    // nights at a stand-in hotel count like meals at a stand-in venue
+    e.stand_ins += frame
+        .night_dest
+        .iter()
+        .filter(|&&d| inst.dest[d].hotels[hotels[d]].stand_in)
+        .count() as i64;
+    e
+}
+
+/// Score a plan from its pieces' evaluations.
+pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Eval {
+    let mut e = plan_terms(inst, frame, hotels, pieces);
+    for (i, m) in inst.members.iter().enumerate() {
+        let mut broken = Vec::new();
+        let mut me = member_eval(inst, frame, hotels, pieces, i, &mut broken);
+        let mut tally = Tally::default();
+        for &(f, w) in &broken {
+            tally.push(f, w);
+        }
+        let (breach, compromises) = tally.charge(m.firm);
+        e.breach += breach;
+        e.compromises += compromises;
+        e.total += me.value;
+        e.cost += me.cost as i64;
+        me.broken = broken;
+        e.members.push(me);
+    }
+    e.total -= e.split;
+    e
+}
+
+/// `evaluate(..).key()` without building the evaluation.
+pub fn rank(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Key {
+    let mut e = plan_terms(inst, frame, hotels, pieces);
+    for (i, m) in inst.members.iter().enumerate() {
+        let mut tally = Tally::default();
+        let me = member_eval(inst, frame, hotels, pieces, i, &mut tally);
+        let (breach, compromises) = tally.charge(m.firm);
+        e.breach += breach;
+        e.compromises += compromises;
+        e.total += me.value;
+        e.cost += me.cost as i64;
+    }
+    e.total -= e.split;
+    e.key()
+}
+
+/// What a member's pieces cover per destination: the must and reject sights and must dishes
+/// (bit sets over the member's lists) and whether a rejected dish is eaten.
+struct Covered {
+    must: [u32; MAX_DESTINATIONS],
+    reject: [u32; MAX_DESTINATIONS],
+    eat: [u32; MAX_DESTINATIONS],
+    reject_eat: [bool; MAX_DESTINATIONS],
+}
+
+/// Member `i`'s utility and spending in a plan (its `broken` left empty), the broken hard
+/// fields going to `broken`.
+fn member_eval(
+    inst: &Instance,
+    frame: &Frame,
+    hotels: &[usize],
+    pieces: Pieces,
+    i: usize,
+    broken: &mut impl Breaks,
+) -> MemberEval {
+    let g = &inst.members[i].pref.global_constraints;
+    let mut me = MemberEval {
+        value: frame.transport_value[i] as i64,
+        cost: frame.fare,
+        ..Default::default()
+    };
+    for &d in &frame.night_dest {
+        let h = &inst.dest[d].hotels[hotels[d]];
+        me.value += h.value[i] as i64;
+        me.cost += h.price;
+    }
+    let covered = me.add_pieces(frame, pieces, i);
+    me.add_places(inst, i, &covered, broken);
+    me.add_intensity(&g.intensity, inst.days as usize, broken);
+    if g.avg_budget > 0 && me.cost > g.avg_budget {
+        me.value -= 2;
+        broken.push(Field::Budget, BREACH + (me.cost - g.avg_budget) as i64);
+    }
+    if frame.must_unmet >> i & 1 == 1 {
+        broken.push(Field::TransportMust, BREACH);
+    }
+    if frame.rejected[i] != 0 {
+        let legs = frame.rejected[i].count_ones() as i64;
+        broken.push(Field::TransportReject, BREACH * legs);
+    }
+    me
+}
+
+impl MemberEval {
+    /// Add member `i`'s share of every piece (value, meals paid, attractions and active
+    /// minutes per day) and return what the pieces cover per destination.
+    fn add_pieces(&mut self, frame: &Frame, pieces: Pieces, i: usize) -> Covered {
+        let mut c = Covered {
+            must: [0; MAX_DESTINATIONS],
+            reject: [0; MAX_DESTINATIONS],
+            eat: [0; MAX_DESTINATIONS],
+            reject_eat: [false; MAX_DESTINATIONS],
+        };
+        for (p, ev) in frame.pieces.iter().zip(pieces.iter()) {
+            let mp = &ev.members[i];
+            self.value += mp.value as i64;
+            self.cost += mp.food;
+            c.must[p.dest] |= mp.must;
+            c.reject[p.dest] |= mp.reject;
+            c.eat[p.dest] |= mp.must_eat;
+            c.reject_eat[p.dest] |= mp.reject_eat;
+            self.pois[p.day] += mp.pois;
+            self.active[p.day] += mp.active;
+        }
+        c
+    }
+
+    /// Per destination: ±2 per must / rejected sight seen (once each), and the must sights
+    /// and dishes missed and rejected ones taken as broken fields.
+    fn add_places(&mut self, inst: &Instance, i: usize, c: &Covered, broken: &mut impl Breaks) {
+        for d in 0..inst.dest.len() {
+            self.value += 2 * c.must[d].count_ones() as i64 - 2 * c.reject[d].count_ones() as i64;
+            let missing = (inst.must_visit_all(i, d) & !c.must[d]).count_ones() as i64;
+            if missing > 0 {
+                broken.push(Field::MustVisit(d), BREACH * missing);
+            }
+            if c.reject[d] != 0 {
+                let seen = c.reject[d].count_ones() as i64;
+                broken.push(Field::RejectVisit(d), BREACH * seen);
+            }
+            let missing = (inst.must_eat_all(i, d) & !c.eat[d]).count_ones() as i64;
+            if missing > 0 {
+                broken.push(Field::MustEat(d), BREACH * missing);
+            }
+            if c.reject_eat[d] {
+                broken.push(Field::RejectEat(d), BREACH);
+            }
+        }
+    }
+
+    /// The intensity caps over the trip's days: −2 per day and cap exceeded, and the excess
+    /// (attractions, minutes) as broken fields.
+    fn add_intensity(&mut self, it: &Intensity, days: usize, broken: &mut impl Breaks) {
+        let (max_poi, max_h) = (it.max_poi_per_day, it.max_active_hours);
+        let (mut over_poi, mut over_min) = (0i64, 0i64);
+        for day in 0..days {
+            if max_poi > 0 && self.pois[day] > max_poi {
+                self.value -= 2;
+                over_poi += (self.pois[day] - max_poi) as i64;
+            }
+            if max_h > 0 && self.active[day] > max_h * 60 {
+                self.value -= 2;
+                over_min += (self.active[day] - max_h * 60) as i64;
+            }
+        }
+        if over_poi > 0 {
+            broken.push(Field::MaxPoi, BREACH * over_poi);
+        }
+        if over_min > 0 {
+            broken.push(Field::MaxHours, BREACH + over_min);
+        }
+    }
+}
