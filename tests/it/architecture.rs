@@ -23,6 +23,7 @@ const LAYERS: [(&str, u32); 22] = [
     ("gtb-llm", 3),
     ("gtb-solve", 3),
     ("gtb-export", 3),
+    ("gtb-world", 3),
     ("gtb-ops", 4),
     ("gtb-build", 5),
     ("gtb", 6),

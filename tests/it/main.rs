@@ -39,3 +39,4 @@ mod transport_calibration;
 mod validate_checks;
 mod validate_inputs;
 mod witness;
+mod world;
