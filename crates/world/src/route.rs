@@ -6,15 +6,15 @@
 //! group's car), the figures the witness plans use. A pair a witness plan travels (station,
 //! airport or car park included) is answered with the witness's own minutes and mode. A venue
 //! without coordinates (named restaurants and hotels, modelled venues) is placed at the city
-//! centre for the time, and the answer says so; no coordinates are invented for it.
+//! centre for the time, and the answer says so (`at_city_centre`); no coordinates are invented
+//! for it. `modelled` is `ride` (the model) or `witness` (a witness's transfer, which includes
+//! the way into a station or airport or to the car).
 
 use crate::{World, no_data, param};
 use gtb_plan::day::{ride_minutes_km, ride_mode_km};
 use gtb_resources::CityId;
 use gtb_resources::geodesy::distance_km;
 use serde_json::{Map, Value, json};
-
-const ROUTE_NOTE: &str = "gtb的市内交通模型（modelled）：门到门12分钟+每公里2.4分钟，最多90分钟，按5分钟取整；1.5公里内步行，否则打车（自驾团队为自驾）；见证方案使用同一数字";
 
 /// A route between two places: minutes, the way, and what is approximate.
 pub struct Route {
@@ -117,15 +117,15 @@ impl World<'_> {
             v["distance_km"] = km.into();
         }
         if !r.at_centre.is_empty() {
-            v["approximate"] = format!("{}无坐标，按市中心估算", r.at_centre.join("、")).into();
+            // no coordinates: the time is from the city centre (none is invented)
+            let which: Vec<&str> = r
+                .at_centre
+                .iter()
+                .map(|x| if x == o { "origin" } else { "destination" })
+                .collect();
+            v["at_city_centre"] = which.into();
         }
-        v["note"] = if r.witness {
-            "与见证方案的市内交通一致（含进出站/机场/取车时间）".into()
-        } else if compare {
-            format!("{ROUTE_NOTE}；gtb不分别模拟公交、骑行").into()
-        } else {
-            ROUTE_NOTE.into()
-        };
+        v["modelled"] = if r.witness { "witness" } else { "ride" }.into();
         v
     }
 
