@@ -204,7 +204,11 @@ impl World<'_> {
         for tp in &self.facts.tasks {
             let forms = city_forms(&tp.city);
             let full = &forms[0];
-            for (o, d) in &tp.pairs {
+            let Some(c) = self.city(&tp.city) else {
+                continue;
+            };
+            let place = |x: &String| self.call_place(c, x);
+            for (o, d) in tp.pairs.iter().map(|(o, d)| (place(o), place(d))) {
                 let od = |extra: Value| {
                     let mut v = json!({"origin": o, "destination": d});
                     if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
@@ -223,9 +227,9 @@ impl World<'_> {
                 add(calls, "compare_routes", od(json!({})));
                 add(calls, "compare_routes", od(json!({"city": full})));
             }
-            for h in &tp.hotels {
-                for p in &tp.places {
-                    for (o, d) in [(h, p), (p, h)] {
+            for h in tp.hotels.iter().map(place) {
+                for p in tp.places.iter().map(place) {
+                    for (o, d) in [(&h, &p), (&p, &h)] {
                         let v = json!({"origin": o, "destination": d, "city": full});
                         add(calls, "plan_route", v.clone());
                         add(calls, "compare_routes", v);

@@ -48,7 +48,11 @@ impl World<'_> {
     /// unknown.
     pub fn route(&self, c: CityId, o: &str, d: &str, driving: bool) -> Option<Route> {
         let city = &self.res.cities[c as usize];
-        let key = (city.name.clone(), o.to_string(), d.to_string());
+        let key = (
+            city.name.clone(),
+            self.place_name(c, o),
+            self.place_name(c, d),
+        );
         if let Some((m, mode)) = self.facts.transfers.get(&key) {
             return Some(Route {
                 minutes: *m,
@@ -82,6 +86,27 @@ impl World<'_> {
             at_centre,
             witness: false,
         })
+    }
+
+    /// A place as a route call names it: the name itself, or for `lng,lat` the attraction
+    /// there (as the answers write its `location`), so that a witness's transfer is found
+    /// either way.
+    fn place_name(&self, c: CityId, place: &str) -> String {
+        let at = self.res.attractions[c as usize]
+            .iter()
+            .find(|a| format!("{},{}", a.lng, a.lat) == place.trim());
+        at.map_or_else(|| place.to_string(), |a| a.name.clone())
+    }
+
+    /// The form of a place that a route call can use: its name, or `lng,lat` for an attraction
+    /// whose name the release's rules read as a coordinate (it begins with three digits).
+    pub fn call_place(&self, c: CityId, name: &str) -> String {
+        let digits = name.chars().take(3).filter(char::is_ascii_digit).count() == 3;
+        let city = &self.res.cities[c as usize].name;
+        match self.db.find(name, city).and_then(|p| self.coords(c, p)) {
+            Some((lat, lng)) if digits => format!("{lng},{lat}"),
+            _ => name.to_string(),
+        }
     }
 
     fn route_answer(&self, p: &Map<String, Value>, compare: bool) -> Value {
