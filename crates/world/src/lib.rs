@@ -131,6 +131,8 @@ pub struct World<'a> {
     cities: CityNames,
     /// venue id → (city, index in `db.city(city)`)
     ids: HashMap<String, (CityId, usize)>,
+    /// a venue's or witness place's exact name → the cities that have it (ascending)
+    by_name: HashMap<String, Vec<CityId>>,
 }
 
 impl<'a> World<'a> {
@@ -146,9 +148,18 @@ impl<'a> World<'a> {
         let facts = witness::Facts::of(&res, plans);
         let cities = CityNames::new(&res);
         let mut ids = HashMap::new();
+        let mut by_name: HashMap<String, Vec<CityId>> = HashMap::new();
         for (c, city) in res.cities.iter().enumerate() {
+            let c = c as CityId;
+            let places = facts.places.get(&city.name).into_iter().flatten();
             for (i, p) in db.city(&city.name).iter().enumerate() {
-                ids.insert(names::venue_id(&city.name, &p.name), (c as CityId, i));
+                ids.insert(names::venue_id(&city.name, &p.name), (c, i));
+            }
+            for name in db.city(&city.name).iter().map(|p| &p.name).chain(places) {
+                let list = by_name.entry(name.clone()).or_default();
+                if list.last() != Some(&c) {
+                    list.push(c);
+                }
             }
         }
         World {
@@ -158,6 +169,7 @@ impl<'a> World<'a> {
             facts,
             cities,
             ids,
+            by_name,
         }
     }
 
@@ -217,6 +229,11 @@ impl<'a> World<'a> {
             _ => route::web_search(params),
         };
         Ok(serde_json::to_string(&v).expect("a JSON value serialises"))
+    }
+
+    /// The cities where a venue or a witness place has exactly this name (ascending).
+    pub(crate) fn cities_named(&self, name: &str) -> &[CityId] {
+        self.by_name.get(name.trim()).map_or(&[], Vec::as_slice)
     }
 
     /// The city a name means (`names::CityNames::resolve`).

@@ -271,7 +271,16 @@ impl World<'_> {
         }
         let cities: Vec<CityId> = match scope {
             Some(c) => vec![c],
-            None => (0..self.res.cities.len() as CityId).collect(),
+            // the cities with a venue of exactly this name first, then every city
+            None => {
+                let exact = self.cities_named(address);
+                let all = 0..self.res.cities.len() as CityId;
+                exact
+                    .iter()
+                    .copied()
+                    .chain(all.filter(|c| !exact.contains(c)))
+                    .collect()
+            }
         };
         for c in cities {
             let city = &self.res.cities[c as usize].name;

@@ -34,6 +34,10 @@ impl World<'_> {
         if let Some(c) = param(p, "city").and_then(|c| self.city(c)) {
             return Some(c);
         }
+        let (a, b) = (self.cities_named(o), self.cities_named(d));
+        if let Some(&c) = a.iter().find(|c| b.contains(c)) {
+            return Some(c);
+        }
         (0..self.res.cities.len() as CityId).find(|&c| {
             let name = &self.res.cities[c as usize].name;
             let known = |x: &str| {
@@ -92,6 +96,9 @@ impl World<'_> {
     /// there (as the answers write its `location`), so that a witness's transfer is found
     /// either way.
     fn place_name(&self, c: CityId, place: &str) -> String {
+        if !place.trim().starts_with(|ch: char| ch.is_ascii_digit()) {
+            return place.to_string();
+        }
         let at = self.res.attractions[c as usize]
             .iter()
             .find(|a| format!("{},{}", a.lng, a.lat) == place.trim());
