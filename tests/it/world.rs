@@ -276,6 +276,34 @@ fn issue28_every_cached_call_is_valid_and_listed() {
         let row = row.unwrap_or_else(|| panic!("{name} is not in the world's table"));
         assert_eq!(row["modelled"], json!(true));
     }
+    // `add_answers` (for `gtb tools fill`): a new key is added in canonical bytes and the
+    // manifest follows; a known key with another answer is kept and reported
+    let (known, _) = caches(&split)["web_search"]
+        .iter()
+        .next()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .unwrap();
+    let fresh = cache_key(&obj(json!({"query": "issue28 fill"})));
+    let added = gtb_world::add_answers(
+        &split,
+        "web_search",
+        &[(fresh.clone(), "x".into()), (known.clone(), "y".into())],
+    )
+    .unwrap();
+    assert_eq!((added.added, added.conflicting.clone()), (1, vec![known]));
+    let path = cache_path(&split, "web_search");
+    let entries = read_cache(&path).unwrap();
+    assert_eq!(entries[&fresh], "x");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        gtb_world::cache::cache_bytes(&entries)
+    );
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(split.join("manifest.json")).unwrap()).unwrap();
+    let rel = "sandbox_cache/web_search_cache.json";
+    assert_eq!(m["world"]["files"][rel]["sha256"], json!(added.sha256));
+    assert_eq!(m["world"]["files"][rel]["entries"], json!(entries.len()));
+    assert!(gtb_world::add_answers(&split, "nope", &[]).is_err());
     // the independent checker (the release's resolution rules) keeps every witness within its
     // contract against the world's table too
     let out = std::process::Command::new("python3")
