@@ -89,7 +89,11 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             .map(|f| f.dir.join(&f.file.validated))
             .collect();
         let witnesses = shard_witnesses(&found, base.counts.regenerated_for_witness)?;
-        let res = shard_resources(&base)?;
+        // the world is built on the witness plans: shards without them merge without one
+        let res = match &witnesses {
+            Some(_) => Some(shard_resources(&base)?),
+            None => None,
+        };
         let (sha, n) = publish(Publication {
             parts,
             witnesses,
@@ -100,7 +104,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             report,
             audit: None,
             base: base.clone(),
-            resources: Some(&res),
+            resources: res.as_ref(),
         })?;
         summaries.push(SplitSummary {
             name,
