@@ -42,33 +42,32 @@ impl Written {
     }
 }
 
-/// Every pre-populated call of the world answered, per tool (all ten, empty ones too).
-pub fn answers(world: &World) -> Result<Vec<(&'static str, CacheFile)>> {
-    let calls = world.calls();
-    let mut out = Vec::new();
-    for tool in TOOLS {
-        let list: Vec<(&String, &serde_json::Map<String, Value>)> = calls
-            .get(tool)
-            .map(|m| m.iter().collect())
-            .unwrap_or_default();
-        let answered: Result<Vec<(String, String)>> = list
-            .par_iter()
-            .map(|(k, p)| {
-                let a = world
-                    .answer(tool, p)
-                    .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
-                Ok(((*k).clone(), a))
-            })
-            .collect();
-        out.push((tool, answered?.into_iter().collect()));
-    }
-    Ok(out)
+/// A tool's pre-populated calls answered (in parallel; gathered in key order).
+pub fn answer_calls(
+    world: &World,
+    tool: &'static str,
+    calls: &std::collections::BTreeMap<String, serde_json::Map<String, Value>>,
+) -> Result<CacheFile> {
+    let list: Vec<(&String, &serde_json::Map<String, Value>)> = calls.iter().collect();
+    let answered: Result<Vec<(String, String)>> = list
+        .par_iter()
+        .map(|(k, p)| {
+            let a = world
+                .answer(tool, p)
+                .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
+            Ok(((*k).clone(), a))
+        })
+        .collect();
+    Ok(answered?.into_iter().collect())
 }
 
-/// Write the world of a split into `split_dir` (module doc); returns what was written.
+/// Write the world of a split into `split_dir` (module doc); returns what was written. One
+/// tool at a time: its calls are answered, written and dropped before the next.
 pub fn write_world(split_dir: &Path, world: &World) -> Result<Written> {
     let mut written = Written::default();
-    for (tool, entries) in answers(world)? {
+    let mut calls = world.calls();
+    for tool in TOOLS {
+        let entries = answer_calls(world, tool, &calls.remove(tool).unwrap_or_default())?;
         let longest = entries
             .values()
             .map(|a| a.chars().count())
@@ -79,11 +78,10 @@ pub fn write_world(split_dir: &Path, world: &World) -> Result<Written> {
         }
         written.longest_answer = written.longest_answer.max(longest);
         let path = cache_path(split_dir, tool);
-        let bytes = cache_bytes(&entries);
+        let (bytes, n) = (cache_bytes(&entries), entries.len());
+        drop(entries);
         gtb_core::digest::write_atomic(&path, &bytes)?;
-        written
-            .files
-            .push(figure(split_dir, &path, &bytes, entries.len()));
+        written.files.push(figure(split_dir, &path, &bytes, n));
     }
     let (bytes, _, pois) = gtb_score::resolver::release_table(&world.db);
     let path = split_dir.join(POI_TABLE);
