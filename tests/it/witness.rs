@@ -592,6 +592,9 @@ fn issue23_no_witness_flag_turns_the_witness_search_off() {
     let off = run("off", &["--no-witness"]);
     assert!(off.join("test.jsonl").exists());
     assert!(!off.join("plans.jsonl").exists());
+    // issue 28: the world is built on the witness plans
+    assert!(!off.join("sandbox_cache").exists());
     let on = run("on", &[]);
     assert!(on.join("plans.jsonl").exists());
+    assert!(on.join("sandbox_cache/search_poi_cache.json").exists());
 }
