@@ -29,7 +29,7 @@ pub enum Resolved {
     Export(gtb_ops::export::ExportOptions),
     Solve(gtb_ops::solve::SolveOptions),
     Score(gtb_ops::score::ScoreOptions, ScoreGate),
-    PoiTable { out: PathBuf },
+    PoiTable { out: PathBuf, world: bool },
 }
 
 /// What makes `gtb score` fail besides an invalid plan.
@@ -107,7 +107,10 @@ impl Settings {
             }
             Command::PoiTable(a) => {
                 a.inputs.apply(&mut cfg);
-                Resolved::PoiTable { out: a.out }
+                Resolved::PoiTable {
+                    out: a.out,
+                    world: a.world,
+                }
             }
         };
         Ok(Settings { cfg, command })

@@ -31,6 +31,6 @@ pub fn run(s: Settings) -> Result<()> {
         Resolved::Export(opts) => export::run(&opts),
         Resolved::Solve(opts) => solve::run(cfg, &opts),
         Resolved::Score(opts, gate) => score::run(cfg, &opts, gate),
-        Resolved::PoiTable { out } => poi_table::run(cfg, &out),
+        Resolved::PoiTable { out, world } => poi_table::run(cfg, &out, world),
     }
 }

@@ -278,6 +278,7 @@ fn issue13_05_reports_never_disagree_with_the_published_split() {
         "write:unpublished",
         "write:task-file-half-written",
         "write:tasks-in-place",
+        "write:world-written",
         "write:reports-written",
     ];
     // every crash point of publishing, during a change of seed: what is left never disagrees

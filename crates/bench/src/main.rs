@@ -20,8 +20,11 @@
 //!
 //! The OpenStreetMap import alone: `gtb-bench osm-import`. The witness search's CPU per task
 //! (median and p99 by difficulty) of any task file: `gtb-bench solver-cpu TASKS [--threads N]`.
+//! A split's world (issue 28: the tool sandbox of the default split and of 10,000 tasks):
+//! `gtb-bench world`.
 
 mod solver_cpu;
+mod world;
 
 /// The gtb binary's allocator, so that in-process runs measure as `gtb` does.
 #[global_allocator]
@@ -117,10 +120,22 @@ fn main() -> anyhow::Result<()> {
     {
         return export_child(split_dir.as_ref(), out.as_ref());
     }
+    if let [_, flag, split] = args.as_slice()
+        && flag == world::WORLD_CHILD
+    {
+        return world::world_child(split.as_ref());
+    }
     match args.get(1).map(String::as_str) {
         Some("fixture-release") => return fixture_release(&args[2..]),
         Some("import-release") => return import_release(&args[2..]),
         Some("solver-cpu") => return solver_cpu::command(&args[2..]),
+        Some("world") => {
+            let dir = std::env::temp_dir().join(format!("gtb-bench-world-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let r = world::world_bench(&dir);
+            std::fs::remove_dir_all(&dir).ok();
+            return r;
+        }
         Some("osm-import") => {
             let dir = std::env::temp_dir().join(format!("gtb-bench-osm-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;

@@ -31,6 +31,12 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
         let mut outputs = vec![ctx.paths.tasks.clone(), ctx.paths.manifest.clone()];
         outputs.extend(REPORTS.iter().map(|f| r.join(f)));
         if ctx.cfg.solve.enabled {
+            let dir = ctx
+                .paths
+                .tasks
+                .parent()
+                .unwrap_or(std::path::Path::new("."));
+            outputs.extend(gtb_world::write::world_files().iter().map(|f| dir.join(f)));
             outputs.push(plans_path(&ctx.paths.tasks));
             outputs.extend(WITNESS_REPORTS.iter().map(|f| r.join(f)));
         }
@@ -56,6 +62,8 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
             report,
             audit,
             base,
+            // the world is built on the witness plans: `--no-witness` builds write none
+            resources: ctx.cfg.solve.enabled.then_some(ctx.res),
         })?;
         digest::write_atomic(&work.artifact(BuildStage::Write), b"")?;
         art.publish = Some(Published {

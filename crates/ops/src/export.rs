@@ -75,6 +75,8 @@ pub struct ExportSummary {
     pub gtb_version: &'static str,
     pub splits: Vec<ExportedSplit>,
     pub files: Vec<ExportedFile>,
+    /// each split's world (docs/HARNESS.md), copied as it is under `world/<split>/`
+    pub world: Vec<ExportedFile>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -179,12 +181,58 @@ fn list_files(format: ExportFormat, s: &SplitExport) -> Result<Vec<(PathBuf, Exp
         .collect()
 }
 
+/// A split's world (`sandbox_cache/`, `poi2category/`, docs/HARNESS.md), copied as it is
+/// into `world/<split>/` (rows: the file's entries, as its manifest lists them). A split
+/// without a world (a file that is no published split) has none.
+fn world_files(s: &source::SplitSource, staging: &Path) -> Result<Vec<(PathBuf, ExportedFile)>> {
+    let Some(manifest) = &s.manifest else {
+        return Ok(Vec::new());
+    };
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(manifest).with_context(|| format!("reading {}", manifest.display()))?,
+    )
+    .with_context(|| format!("reading {}", manifest.display()))?;
+    let Some(files) = m["world"]["files"].as_object() else {
+        return Ok(Vec::new());
+    };
+    let dir = s.jsonl.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for (rel, fig) in files {
+        let from = dir.join(rel);
+        let sha = gtb_core::digest::sha256_file(&from)?;
+        if fig["sha256"].as_str() != Some(sha.as_str()) {
+            bail!(
+                "{}: its sha256 is not the one {} lists (field world.files)",
+                from.display(),
+                manifest.display()
+            );
+        }
+        let tmp = staging.join("world").join(&s.name).join(rel);
+        if let Some(d) = tmp.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        let bytes = std::fs::copy(&from, &tmp)
+            .with_context(|| format!("copying {} to {}", from.display(), tmp.display()))?;
+        out.push((
+            tmp,
+            ExportedFile {
+                path: format!("world/{}/{rel}", s.name),
+                split: s.name.clone(),
+                rows: fig["entries"].as_u64().unwrap_or(0),
+                bytes,
+                sha256: sha,
+            },
+        ));
+    }
+    Ok(out)
+}
+
 /// Move the staged files into `out`: the previous export's listing goes first (so a crash in
 /// between leaves no complete-looking export), then its files, then the new files, the card,
 /// and the new listing last.
 fn publish(
     out: &Path,
-    staged: &[(PathBuf, ExportedFile)],
+    staged: &[&(PathBuf, ExportedFile)],
     card: Option<&str>,
     summary: &ExportSummary,
 ) -> Result<()> {
@@ -193,7 +241,8 @@ fn publish(
         std::fs::remove_file(&listing)
             .with_context(|| format!("removing {}", listing.display()))?;
         let old: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let old_files = old["files"].as_array().cloned().unwrap_or_default();
+        let listed = |k: &str| old[k].as_array().cloned().unwrap_or_default();
+        let old_files = [listed("files"), listed("world")].concat();
         for f in old_files.iter().filter_map(|f| f["path"].as_str()) {
             std::fs::remove_file(out.join(f)).ok();
         }
@@ -245,6 +294,10 @@ fn export_into(
     for s in &splits {
         staged.extend(list_files(opts.format, s)?);
     }
+    let mut world = Vec::new();
+    for s in sources {
+        world.extend(world_files(s, staging)?);
+    }
     let summary = ExportSummary {
         format: opts.format,
         gtb_version: env!("CARGO_PKG_VERSION"),
@@ -258,6 +311,7 @@ fn export_into(
             })
             .collect(),
         files: staged.iter().map(|(_, f)| f.clone()).collect(),
+        world: world.iter().map(|(_, f)| f.clone()).collect(),
     };
     let card = (opts.format == ExportFormat::Hf).then(|| {
         let cards: Vec<card::SplitCard> = splits
@@ -278,6 +332,7 @@ fn export_into(
             .collect();
         card::render(&opts.license, &cards)
     });
-    publish(&opts.out, &staged, card.as_deref(), &summary)?;
+    let moved: Vec<&(PathBuf, ExportedFile)> = staged.iter().chain(&world).collect();
+    publish(&opts.out, &moved, card.as_deref(), &summary)?;
     Ok(summary)
 }
