@@ -18,7 +18,10 @@
 //!     gtb-bench fixture-release --pois 338000 --out FILE [--seed S] [--malformed K]
 //!     gtb-bench import-release FILE      (wall time and peak RSS of `gtb import release`)
 //!
-//! The OpenStreetMap import alone: `gtb-bench osm-import`.
+//! The OpenStreetMap import alone: `gtb-bench osm-import`. `gtb tools serve` alone (latency and
+//! throughput at concurrency 1 and 16 over the default split's world): `gtb-bench serve`.
+
+mod serve;
 
 use gtb_core::config::Config;
 use std::time::Instant;
@@ -112,6 +115,14 @@ fn main() -> anyhow::Result<()> {
     match args.get(1).map(String::as_str) {
         Some("fixture-release") => return fixture_release(&args[2..]),
         Some("import-release") => return import_release(&args[2..]),
+        Some("serve") => {
+            let dir = std::env::temp_dir().join(format!("gtb-bench-serve-{}", std::process::id()));
+            let c = cfg(650, &dir);
+            gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
+            let r = serve::bench(&c.run.out);
+            std::fs::remove_dir_all(&dir).ok();
+            return r;
+        }
         Some("osm-import") => {
             let dir = std::env::temp_dir().join(format!("gtb-bench-osm-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
@@ -177,6 +188,9 @@ fn main() -> anyhow::Result<()> {
         export_split(&c.run.out, &dir.join("export"), n)?;
         if c.solve.enabled {
             solve_witnesses(&c, &s.splits[0].path)?;
+        }
+        if n == 650 {
+            serve::bench(&c.run.out)?;
         }
     }
     validate_at_scale(&dir)?;
