@@ -159,7 +159,7 @@ pub fn fill(opts: &FillOptions) -> Result<FillReport> {
             opts.split.display()
         );
     }
-    let _lock = gtb_ops::lock::lock_folders(&[&opts.split], opts.wait)?;
+    let _lock = gtb_ops::lock::lock_folders(&[opts.split.as_path()], opts.wait)?;
     let world = crate::open_world(&opts.split)?;
     for (tool, records) in calls {
         let mut answers = std::collections::BTreeMap::new();

@@ -30,21 +30,53 @@ pub trait Answerer: Send + Sync {
     fn answer(&self, tool: &str, params: &Map<String, Value>) -> Result<String, String>;
 }
 
-/// The answer served for a call, and filled into the cache for it: the world's answer, or the
-/// explicit no-data answer `{"status": "no_data", "tool": ..., "reason": ...}` (never an
-/// invented one).
+/// A split's world answers as `World::answer` does; a call it refuses (an unknown tool, or
+/// parameters the release's rules reject, which the harness never sends) has no answer.
+impl Answerer for World<'static> {
+    fn answer(&self, tool: &str, params: &Map<String, Value>) -> Result<String, String> {
+        World::answer(self, tool, params).map_err(|e| match e {
+            ToolError::UnknownTool(_) => e.to_string(),
+            ToolError::Invalid { message, .. } => message,
+        })
+    }
+}
+
+/// The answer served (and filled into the cache) for a call: the world's answer (itself an
+/// explicit no-data answer where the world has no data), or, for a call the world refuses,
+/// the no-data answer `{"status": "no_data", "tool": ..., "note": why}`. Never an invented one.
 pub fn served_answer(world: &dyn Answerer, tool: &str, params: &Map<String, Value>) -> String {
     world
         .answer(tool, params)
         .unwrap_or_else(|why| no_data(tool, &why))
 }
 
-/// The explicit no-data answer (Python `json.dumps(..., ensure_ascii=False)` style, as the
-/// world writes its answers).
+/// The no-data answer for a refused call, in the shape of the world's own no-data answers
+/// (`gtb_world::is_no_data` recognises it).
 pub fn no_data(tool: &str, why: &str) -> String {
     let mut m = Map::new();
     m.insert("status".into(), Value::from("no_data"));
     m.insert("tool".into(), Value::from(tool));
-    m.insert("reason".into(), Value::from(why));
+    m.insert("note".into(), Value::from(why));
     gtb_core::pyjson::to_string(&m)
+}
+
+/// The world of a published split folder (`gtb_ops::world::open`), ready to serve.
+pub fn open_world(split: &std::path::Path) -> Result<Arc<dyn Answerer>> {
+    Ok(Arc::new(gtb_ops::world::open(split)?))
+}
+
+/// `gtb tools serve`'s options.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// the split folder
+    pub split: PathBuf,
+    /// where to listen (port 0: any free one)
+    pub addr: SocketAddr,
+}
+
+/// Open the split's world and serve it on `opts.addr` with `threads` workers (0: one per
+/// core) until the process ends; `ready` gets the bound address once requests are accepted.
+pub fn serve(opts: &ServeOptions, threads: usize, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+    let world = open_world(&opts.split)?;
+    server::serve_blocking(opts.addr, threads, world, ready)
 }
