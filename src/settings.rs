@@ -29,7 +29,7 @@ pub enum Resolved {
     Export(gtb_ops::export::ExportOptions),
     Solve(gtb_ops::solve::SolveOptions),
     Score(gtb_ops::score::ScoreOptions, ScoreGate),
-    PoiTable { out: PathBuf },
+    PoiTable { out: PathBuf, world: bool },
     ToolsServe(gtb_tools::ServeOptions),
     ToolsFill(gtb_tools::FillOptions),
 }
@@ -109,7 +109,10 @@ impl Settings {
             }
             Command::PoiTable(a) => {
                 a.inputs.apply(&mut cfg);
-                Resolved::PoiTable { out: a.out }
+                Resolved::PoiTable {
+                    out: a.out,
+                    world: a.world,
+                }
             }
             Command::Tools(t) => match t.command {
                 args::ToolsCommand::Serve(a) => Resolved::ToolsServe(gtb_tools::ServeOptions {

@@ -312,6 +312,10 @@ pub struct PoiTableArgs {
     /// File to write (the release's all_poi_by_city.json layout)
     #[arg(long)]
     pub out: PathBuf,
+    /// The table of a split's world (its poi2category): the real venues and every modelled
+    /// stand-in under the category it names, labelled modelled (docs/HARNESS.md)
+    #[arg(long)]
+    pub world: bool,
     #[command(flatten)]
     pub inputs: PlanInputs,
 }
@@ -335,9 +339,10 @@ pub struct ScoreArgs {
     /// A witness plans file (`gtb solve`): report the plans' utility as a share of it
     #[arg(long, value_name = "PLANS")]
     pub against: Option<PathBuf>,
-    /// Credit stand-in labels with the category they name: NOT the release's scoring (the
-    /// output says so); for comparing with plans scored before stand-ins stopped counting
-    #[arg(long)]
+    /// Score against a split's world table (`poi2category/all_poi_by_city.json` of a build):
+    /// stand-in labels count with the category they name, as the release's evaluator scores
+    /// them with that table (docs/HARNESS.md); without it, against the real venues only
+    #[arg(long, alias = "world")]
     pub credit_stand_ins: bool,
     #[command(flatten)]
     pub inputs: PlanInputs,

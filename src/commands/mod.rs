@@ -32,7 +32,7 @@ pub fn run(s: Settings) -> Result<()> {
         Resolved::Export(opts) => export::run(&opts),
         Resolved::Solve(opts) => solve::run(cfg, &opts),
         Resolved::Score(opts, gate) => score::run(cfg, &opts, gate),
-        Resolved::PoiTable { out } => poi_table::run(cfg, &out),
+        Resolved::PoiTable { out, world } => poi_table::run(cfg, &out, world),
         Resolved::ToolsServe(opts) => tools::serve(&opts, cfg.run.threads),
         Resolved::ToolsFill(opts) => tools::fill(&opts),
     }

@@ -6,7 +6,7 @@ use crate::common::root;
 use std::collections::BTreeMap;
 
 /// docs/ARCHITECTURE.md, "Crates, by layer" (dev-only crates sit outside the layers).
-const LAYERS: [(&str, u32); 23] = [
+const LAYERS: [(&str, u32); 24] = [
     ("gtb-core", 0),
     ("gtb-plan", 0),
     ("gtb-parquet", 0),
@@ -23,6 +23,7 @@ const LAYERS: [(&str, u32); 23] = [
     ("gtb-llm", 3),
     ("gtb-solve", 3),
     ("gtb-export", 3),
+    ("gtb-world", 3),
     ("gtb-ops", 4),
     ("gtb-build", 5),
     ("gtb-tools", 5),

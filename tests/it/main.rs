@@ -40,3 +40,4 @@ mod transport_calibration;
 mod validate_checks;
 mod validate_inputs;
 mod witness;
+mod world;

@@ -18,10 +18,13 @@
 //!     gtb-bench fixture-release --pois 338000 --out FILE [--seed S] [--malformed K]
 //!     gtb-bench import-release FILE      (wall time and peak RSS of `gtb import release`)
 //!
-//! The OpenStreetMap import alone: `gtb-bench osm-import`. `gtb tools serve` alone (latency and
-//! throughput at concurrency 1 and 16 over the default split's world): `gtb-bench serve`.
+//! The OpenStreetMap import alone: `gtb-bench osm-import`. A split's world (issue 28: the tool
+//! sandbox of the default split and of 10,000 tasks): `gtb-bench world`. `gtb tools serve` alone
+//! (latency and throughput at concurrency 1 and 16 over the default split's world):
+//! `gtb-bench serve`.
 
 mod serve;
+mod world;
 
 use gtb_core::config::Config;
 use std::time::Instant;
@@ -112,6 +115,11 @@ fn main() -> anyhow::Result<()> {
     {
         return export_child(split_dir.as_ref(), out.as_ref());
     }
+    if let [_, flag, split] = args.as_slice()
+        && flag == world::WORLD_CHILD
+    {
+        return world::world_child(split.as_ref());
+    }
     match args.get(1).map(String::as_str) {
         Some("fixture-release") => return fixture_release(&args[2..]),
         Some("import-release") => return import_release(&args[2..]),
@@ -120,6 +128,13 @@ fn main() -> anyhow::Result<()> {
             let c = cfg(650, &dir);
             gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
             let r = serve::bench(&c.run.out);
+            std::fs::remove_dir_all(&dir).ok();
+            return r;
+        }
+        Some("world") => {
+            let dir = std::env::temp_dir().join(format!("gtb-bench-world-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let r = world::world_bench(&dir);
             std::fs::remove_dir_all(&dir).ok();
             return r;
         }

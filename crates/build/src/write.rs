@@ -30,6 +30,9 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
         let r = &ctx.paths.reports;
         let mut outputs = vec![ctx.paths.tasks.clone(), ctx.paths.manifest.clone()];
         outputs.extend(REPORTS.iter().map(|f| r.join(f)));
+        if let Some(dir) = ctx.paths.tasks.parent() {
+            outputs.extend(gtb_world::write::world_files().iter().map(|f| dir.join(f)));
+        }
         if ctx.cfg.solve.enabled {
             outputs.push(plans_path(&ctx.paths.tasks));
             outputs.extend(WITNESS_REPORTS.iter().map(|f| r.join(f)));
@@ -56,6 +59,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
             report,
             audit,
             base,
+            resources: Some(ctx.res),
         })?;
         digest::write_atomic(&work.artifact(BuildStage::Write), b"")?;
         art.publish = Some(Published {

@@ -179,6 +179,52 @@ fn list_files(format: ExportFormat, s: &SplitExport) -> Result<Vec<(PathBuf, Exp
         .collect()
 }
 
+/// A split's world (`sandbox_cache/`, `poi2category/`, docs/HARNESS.md), copied as it is
+/// into `world/<split>/` (rows: the file's entries, as its manifest lists them). A split
+/// without a world (a file that is no published split) has none.
+fn world_files(s: &source::SplitSource, staging: &Path) -> Result<Vec<(PathBuf, ExportedFile)>> {
+    let Some(manifest) = &s.manifest else {
+        return Ok(Vec::new());
+    };
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(manifest).with_context(|| format!("reading {}", manifest.display()))?,
+    )
+    .with_context(|| format!("reading {}", manifest.display()))?;
+    let Some(files) = m["world"]["files"].as_object() else {
+        return Ok(Vec::new());
+    };
+    let dir = s.jsonl.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for (rel, fig) in files {
+        let from = dir.join(rel);
+        let sha = gtb_core::digest::sha256_file(&from)?;
+        if fig["sha256"].as_str() != Some(sha.as_str()) {
+            bail!(
+                "{}: its sha256 is not the one {} lists (field world.files)",
+                from.display(),
+                manifest.display()
+            );
+        }
+        let tmp = staging.join("world").join(&s.name).join(rel);
+        if let Some(d) = tmp.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        let bytes = std::fs::copy(&from, &tmp)
+            .with_context(|| format!("copying {} to {}", from.display(), tmp.display()))?;
+        out.push((
+            tmp,
+            ExportedFile {
+                path: format!("world/{}/{rel}", s.name),
+                split: s.name.clone(),
+                rows: fig["entries"].as_u64().unwrap_or(0),
+                bytes,
+                sha256: sha,
+            },
+        ));
+    }
+    Ok(out)
+}
+
 /// Move the staged files into `out`: the previous export's listing goes first (so a crash in
 /// between leaves no complete-looking export), then its files, then the new files, the card,
 /// and the new listing last.
@@ -245,6 +291,9 @@ fn export_into(
     for s in &splits {
         staged.extend(list_files(opts.format, s)?);
     }
+    for s in sources {
+        staged.extend(world_files(s, staging)?);
+    }
     let summary = ExportSummary {
         format: opts.format,
         gtb_version: env!("CARGO_PKG_VERSION"),
@@ -267,7 +316,7 @@ fn export_into(
                 rows: s.rows,
                 files: staged
                     .iter()
-                    .filter(|(_, f)| f.split == s.source.name)
+                    .filter(|(_, f)| f.split == s.source.name && f.path.ends_with(".parquet"))
                     .map(|(_, f)| f.path.clone())
                     .collect(),
                 source_sha256: &s.source_sha256,

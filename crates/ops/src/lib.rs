@@ -12,6 +12,7 @@ pub mod publish;
 pub mod score;
 pub mod sinks;
 pub mod solve;
+pub mod world;
 
 use anyhow::Result;
 use gtb_core::config::Config;

@@ -89,6 +89,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             .map(|f| f.dir.join(&f.file.validated))
             .collect();
         let witnesses = shard_witnesses(&found, base.counts.regenerated_for_witness)?;
+        let res = shard_resources(&base)?;
         let (sha, n) = publish(Publication {
             parts,
             witnesses,
@@ -99,6 +100,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             report,
             audit: None,
             base: base.clone(),
+            resources: Some(&res),
         })?;
         summaries.push(SplitSummary {
             name,
@@ -110,6 +112,20 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
         });
     }
     Ok(summaries)
+}
+
+/// The resources the shards were built from (for the split's world), which must still be the
+/// ones their manifests name.
+fn shard_resources(base: &crate::publish::ManifestBase) -> Result<gtb_resources::Resources> {
+    let cfg: gtb_core::config::Config =
+        serde_json::from_value(base.config.clone()).context("shard.json: field manifest.config")?;
+    let res = super::load_resources(&cfg)?;
+    if res.input_digests != base.inputs {
+        bail!(
+            "shard.json: the resources the shards were built from changed since (field manifest.inputs: their blake3 digests differ); rebuild the shards"
+        );
+    }
+    Ok(res)
 }
 
 /// The shards' witness lines (`[solve]`), all or none: shards of one build solve alike.

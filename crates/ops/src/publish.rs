@@ -116,7 +116,7 @@ pub const REPORTS: [&str; 5] = [
 
 /// A split to publish: its validated lines in slot order (one file for a build, one per shard
 /// for `gtb merge`), where it goes, its validation report and what its manifest says.
-pub struct Publication {
+pub struct Publication<'a> {
     pub parts: Vec<PathBuf>,
     /// `[solve]`: the witness lines of the same slots, published as `plans.jsonl`
     pub witnesses: Option<Witnesses>,
@@ -129,6 +129,9 @@ pub struct Publication {
     /// published task file is read for the audit)
     pub audit: Option<gtb_audit::report::Tally>,
     pub base: ManifestBase,
+    /// the resources the split was built from: its world (`gtb-world`: `sandbox_cache/`,
+    /// `poi2category/`) is written beside the task file and listed in the manifest
+    pub resources: Option<&'a gtb_resources::Resources>,
 }
 
 /// Publish a split (the order is in the module's doc); returns the task file's sha256 and
@@ -148,6 +151,11 @@ pub fn publish(mut p: Publication) -> Result<(String, usize)> {
         )?),
         None => None,
     };
+    let world = match p.resources {
+        Some(res) => Some(crate::world::publish_world(&p.tasks, res)?),
+        None => None,
+    };
+    crash_point("write:world-written");
     p.report.test_jsonl_sha256 = Some(sha.clone());
     ReportDir(p.reports.clone()).write_report(&p.report)?;
     // the split's audit against the paper's figures, next to its validation report
@@ -165,6 +173,9 @@ pub fn publish(mut p: Publication) -> Result<(String, usize)> {
     if let Some(w) = witness {
         m["witness"] = w;
     }
+    if let Some(w) = world {
+        m["world"] = w;
+    }
     digest::write_atomic(&p.manifest, gtb_core::pyjson::to_string(&m).as_bytes())?;
     Ok((sha, tasks))
 }
@@ -177,7 +188,15 @@ fn unpublish(p: &Publication) -> Result<()> {
         .chain(&WITNESS_REPORTS)
         .map(|f| p.reports.join(f));
     let plans = plans_path(&p.tasks);
-    for path in [p.manifest.clone(), plans].into_iter().chain(reports) {
+    let dir = p.tasks.parent().unwrap_or(Path::new("."));
+    let world = gtb_world::write::world_files()
+        .into_iter()
+        .map(|f| dir.join(f));
+    for path in [p.manifest.clone(), plans]
+        .into_iter()
+        .chain(reports)
+        .chain(world)
+    {
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(e).with_context(|| format!("removing {}", path.display()));
@@ -334,7 +353,8 @@ impl ShardFile {
 }
 
 /// Test hooks at named points of a build: `generate:chunk-written`, `write:unpublished`,
-/// `write:task-file-half-written`, `write:tasks-in-place`, `write:reports-written`.
+/// `write:task-file-half-written`, `write:tasks-in-place`, `write:world-written`,
+/// `write:reports-written`.
 ///
 /// * `GTB_CRASH_AT=<point>` aborts the process there, as a kill -9 would (no destructor runs,
 ///   nothing is cleaned up): the crash tests.

@@ -76,8 +76,9 @@ impl Scored {
 pub struct ScoreReport {
     /// `plans` (a plans file) or `records` (the release's inference records)
     pub source: &'static str,
-    /// false with `--credit-stand-ins`: stand-in labels were credited, which the release
-    /// does not do
+    /// false with `--credit-stand-ins` (`--world`): scored against a split's world table, in
+    /// which stand-in labels count with their category (the release's evaluator does the same
+    /// with that table; with a table of real venues only it gives them nothing)
     pub release_scoring: bool,
     pub tasks: usize,
     /// trials with a plan, and how they fared
@@ -396,7 +397,7 @@ impl ScoreReport {
         let scoring = if self.release_scoring {
             "Scored as the release does (names resolve through the POI table of real venues; stand-ins get nothing)."
         } else {
-            "NOT the release's scoring: stand-in labels were credited with the category they name (--credit-stand-ins); the release gives them nothing."
+            "Scored as the release does against the split's world table (poi2category/all_poi_by_city.json: real venues and modelled stand-ins under the category they name; --credit-stand-ins); against a table of real venues only, stand-ins get nothing."
         };
         let unknown = if self.unknown_tasks.is_empty() {
             String::new()
@@ -508,43 +509,25 @@ impl ScoreReport {
     }
 }
 
-/// The scoring table in the release's `all_poi_by_city.json` layout: city → POIs with `name`,
-/// `custom_category` (as stored: the release's resolver applies the fallbacks on reading),
-/// `poi_type` (attractions / food / hotels) and `opening_hours` (the release's structure, or
-/// null). Returns the bytes and the numbers of cities and POIs.
-pub fn poi_table_json(db: &PoiDb) -> (Vec<u8>, usize, usize) {
-    use gtb_score::resolver::PoiKind;
-    let mut table = serde_json::Map::new();
-    let mut pois = 0;
-    for (city, list) in db.cities() {
-        let rows: Vec<Value> = list
-            .iter()
-            .map(|p| {
-                let kind = match p.kind {
-                    PoiKind::Attraction => "attractions",
-                    PoiKind::Food => "food",
-                    PoiKind::Hotel => "hotels",
-                };
-                serde_json::json!({
-                    "name": p.name,
-                    "custom_category": p.category,
-                    "poi_type": kind,
-                    "opening_hours": p.hours,
-                })
-            })
-            .collect();
-        pois += rows.len();
-        table.insert(city.to_string(), Value::Array(rows));
-    }
-    let n = table.len();
-    (gtb_core::pyjson::to_vec(&table), n, pois)
-}
+/// The scoring table in the release's `all_poi_by_city.json` layout
+/// (`gtb_score::resolver::release_table`).
+pub use gtb_score::resolver::release_table as poi_table_json;
 
 /// `gtb poi-table`: write the scoring table of the configured resources (or store) in the
-/// release's layout; returns the numbers of cities and POIs.
-pub fn write_poi_table(cfg: &gtb_core::config::Config, out: &Path) -> Result<(usize, usize)> {
+/// release's layout (`world`: the table of a split's world, with the stand-ins); returns the
+/// numbers of cities and POIs.
+pub fn write_poi_table(
+    cfg: &gtb_core::config::Config,
+    out: &Path,
+    world: bool,
+) -> Result<(usize, usize)> {
     let res = super::load_resources(cfg)?;
-    let (bytes, cities, pois) = poi_table_json(&PoiDb::from_resources(&res));
+    let db = if world {
+        PoiDb::with_stand_ins(&res)
+    } else {
+        PoiDb::from_resources(&res)
+    };
+    let (bytes, cities, pois) = poi_table_json(&db);
     gtb_core::digest::write_atomic(out, &bytes)?;
     Ok((cities, pois))
 }

@@ -79,3 +79,22 @@ pub fn fits_travel_day(mode: &str, minutes: u32, place: LegPlace) -> bool {
 pub fn up5(m: u32) -> u32 {
     m.div_ceil(5) * 5
 }
+
+/// A ride across town of `km` (geodesic): 12 minutes plus 2.4 per km (about 25 km/h door to
+/// door), at most 90 minutes, rounded up to the 5-minute grid (so never under 15). The
+/// witness plans' transfers and the split's route answers (`gtb-world`) both take it.
+pub fn ride_minutes_km(km: f64) -> u32 {
+    up5((12.0 + 2.4 * km).min(90.0) as u32)
+}
+
+/// How a transfer of `km` is made: on foot within 1.5 km, else by car when the group travels
+/// by car, else by taxi.
+pub fn ride_mode_km(km: f64, driving: bool) -> &'static str {
+    if km <= 1.5 {
+        "步行"
+    } else if driving {
+        "自驾"
+    } else {
+        "打车"
+    }
+}

@@ -6,8 +6,9 @@
 //! Like the release's `all_poi_by_city.json` it holds real names only: the attractions, named
 //! restaurants and named hotels of the resources (or of a POI store). A stand-in label
 //! (`plan::standin`) resolves to nothing, as in the release: no food or hotel term, its cost
-//! still counted. `with_stand_ins` adds them under the category they name, which is *not* the
-//! release's scoring (`gtb score --credit-stand-ins` says so in its output). `stand_ins` lists
+//! still counted. `with_stand_ins` adds them under the category they name: the table of a
+//! split's world (`gtb-world`, issue 28: its `poi2category`, which the release's evaluator
+//! reads, lists them so; `gtb score --credit-stand-ins`). `stand_ins` lists
 //! a city's stand-in venues, which the solver may fall back on where the resources name too
 //! few venues.
 
@@ -68,9 +69,10 @@ impl PoiDb {
         db
     }
 
-    /// `from_resources` plus every stand-in label of each city under the category it names.
-    /// NOT the release's scoring: the release's table has no such names, so it gives them
-    /// nothing; kept for comparing with plans scored before stand-ins stopped counting.
+    /// `from_resources` plus every stand-in label of each city under the category it names:
+    /// the table of a split's world (`gtb-world`), which its `poi2category` lists, so that the
+    /// release's evaluator scores a stand-in by its category as gtb does. The release's own
+    /// table has no such names.
     pub fn with_stand_ins(res: &Resources) -> Self {
         let mut db = PoiDb::from_resources(res);
         for (c, city) in res.cities.iter().enumerate() {
@@ -228,6 +230,43 @@ pub fn stand_ins(res: &Resources, c: CityId) -> Vec<Poi> {
             .map(|h| poi(&h.category, &h.category, PoiKind::Hotel, h.price_low)),
     );
     out
+}
+
+/// The scoring table in the release's `all_poi_by_city.json` layout: city → POIs with `name`,
+/// `custom_category` (as stored: the release's resolver applies the fallbacks on reading),
+/// `poi_type` (attractions / food / hotels) and `opening_hours` (the release's structure, or
+/// null), and `modelled: true` on a stand-in (a table with stand-ins: a split's world,
+/// `gtb-world`). Returns the bytes and the numbers of cities and POIs.
+pub fn release_table(db: &PoiDb) -> (Vec<u8>, usize, usize) {
+    let mut table = serde_json::Map::new();
+    let mut pois = 0;
+    for (city, list) in db.cities() {
+        let rows: Vec<serde_json::Value> = list
+            .iter()
+            .map(|p| {
+                let kind = match p.kind {
+                    PoiKind::Attraction => "attractions",
+                    PoiKind::Food => "food",
+                    PoiKind::Hotel => "hotels",
+                };
+                let mut row = serde_json::json!({
+                    "name": p.name,
+                    "custom_category": p.category,
+                    "poi_type": kind,
+                    "opening_hours": p.hours,
+                });
+                if p.stand_in {
+                    // a modelled venue (`X（city·示意）`), listed by a split's world
+                    row["modelled"] = true.into();
+                }
+                row
+            })
+            .collect();
+        pois += rows.len();
+        table.insert(city.to_string(), serde_json::Value::Array(rows));
+    }
+    let n = table.len();
+    (gtb_core::pyjson::to_vec(&table), n, pois)
 }
 
 /// `("MM-DD", ISO weekday)` of a `%Y-%m-%d` date (one- or two-digit month and day accepted, as

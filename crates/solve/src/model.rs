@@ -87,22 +87,14 @@ pub const BRIEF_VISIT: u32 = 60;
 /// Geodesic km (WGS-84 ellipsoid).
 pub use gtb_resources::geodesy::distance_km as km;
 
-/// A ride across town: 12 minutes plus 2.4 per km (about 25 km/h door to door), at most 90
-/// minutes, rounded up to the 5-minute grid (so never under 15).
+/// A ride across town between two positions (`gtb_plan::day::ride_minutes_km`).
 pub fn ride_minutes(a: (f64, f64), b: (f64, f64)) -> u32 {
-    up5((12.0 + 2.4 * km(a, b)).min(90.0) as u32)
+    gtb_plan::day::ride_minutes_km(km(a, b))
 }
 
-/// How a transfer is made: on foot within 1.5 km, else by car when the group travels by car,
-/// else by taxi.
+/// How a transfer between two positions is made (`gtb_plan::day::ride_mode_km`).
 pub fn ride_mode(a: (f64, f64), b: (f64, f64), driving: bool) -> &'static str {
-    if km(a, b) <= 1.5 {
-        "步行"
-    } else if driving {
-        "自驾"
-    } else {
-        "打车"
-    }
+    gtb_plan::day::ride_mode_km(km(a, b), driving)
 }
 
 /// Where an intercity trip starts or ends in a city: a real station of the city (12306 name)

@@ -1,0 +1,288 @@
+//! The calls gtb pre-populates for a split (issue 28, item 2): for each task, the calls an
+//! agent makes to plan it, in the forms agents send them (city with and without 市, optional
+//! arguments absent or at their defaults, the sort orders). Every call passes the release's
+//! parameter rules (`validate`).
+//!
+//! * `search_poi` per destination and departure city: generic words (all forms and sort
+//!   orders for 景点 / 餐厅 / 酒店), every item, category, food value and hotel type in the
+//!   members' tables for the city, and every venue name of the city's table (the names the
+//!   answers contain);
+//! * `get_poi_detail` for every venue id of those cities; `maps_geo` for every venue name and
+//!   the cities themselves;
+//! * `travel_search_trains` / `travel_search_flights` between the departure city and each
+//!   destination both ways and between consecutive destinations both ways, on every date of
+//!   the trip;
+//! * `maps_weather` per destination and date; `web_search` a few guide queries per destination;
+//! * `plan_route` / `compare_routes` for every transfer of the witness plan and between each of
+//!   its hotels and each place it visits in that city, both ways; `search_along_route` for its
+//!   self-drive legs.
+
+use crate::World;
+use crate::cache::cache_key;
+use crate::names::{city_forms, venue_id};
+use gtb_core::task::Task;
+use gtb_resources::CityId;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Tool → cache key → parameters.
+pub type Calls = BTreeMap<&'static str, BTreeMap<String, Map<String, Value>>>;
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Add a call, unless the release's rules refuse it (a place named like `1933老场坊` reads as
+/// a coordinate to them: the release never looks such a call up).
+fn add(calls: &mut Calls, tool: &'static str, v: Value) {
+    let m = obj(v);
+    if crate::validate::validate(tool, &m).is_ok() {
+        calls.entry(tool).or_default().insert(cache_key(&m), m);
+    }
+}
+
+/// The dates of a task's trip, `YYYY-MM-DD`.
+pub fn trip_dates(t: &Task) -> Vec<String> {
+    let Ok(start) = chrono::NaiveDate::parse_from_str(&t.time, "%Y-%m-%d") else {
+        return Vec::new();
+    };
+    (0..t.days().unwrap_or(1).max(1))
+        .filter_map(|d| start.checked_add_days(chrono::Days::new(d as u64)))
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .collect()
+}
+
+/// What the members' tables name for a city: items, categories, food values, hotel types.
+fn table_words(t: &Task, city: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for u in t.user_preferences.values() {
+        let g = &u.preference.global_constraints.hotel_preference;
+        out.extend(g.prefer.iter().chain(&g.avoid).cloned());
+        if let Some(cp) = u.preference.city_specific_preferences.get(city) {
+            let (a, f) = (&cp.attractions, &cp.food);
+            out.extend(a.must_visit.iter().chain(&a.reject_visit).cloned());
+            out.extend(
+                a.category_pref
+                    .positive
+                    .iter()
+                    .chain(&a.category_pref.negative)
+                    .cloned(),
+            );
+            out.extend(
+                f.must_eat
+                    .iter()
+                    .chain(&f.prefer_eat)
+                    .chain(&f.avoid_eat)
+                    .chain(&f.reject_eat)
+                    .cloned(),
+            );
+        }
+    }
+    out.retain(|w| !w.trim().is_empty());
+    out
+}
+
+impl World<'_> {
+    /// Every call gtb pre-populates for the world's tasks (module doc), by tool and key.
+    pub fn calls(&self) -> Calls {
+        let mut calls = Calls::new();
+        let mut words: BTreeMap<CityId, BTreeSet<String>> = BTreeMap::new();
+        for t in &self.tasks {
+            for name in t.metadata.cities.iter().chain([&t.metadata.departure_city]) {
+                if let Some(c) = self.city(name) {
+                    words.entry(c).or_default().extend(table_words(t, name));
+                }
+            }
+            self.trip_calls(&mut calls, t);
+        }
+        for (&c, w) in &words {
+            self.city_calls(&mut calls, c, w);
+        }
+        self.route_calls(&mut calls);
+        calls
+    }
+
+    fn city_calls(&self, calls: &mut Calls, c: CityId, words: &BTreeSet<String>) {
+        let city = &self.res.cities[c as usize].name;
+        let forms = city_forms(city);
+        for f in &forms {
+            for w in ["景点", "餐厅", "酒店"] {
+                add(calls, "search_poi", json!({"keywords": w, "city": f}));
+                add(
+                    calls,
+                    "search_poi",
+                    json!({"keywords": w, "city": f, "page": 1, "page_size": 10}),
+                );
+                add(
+                    calls,
+                    "search_poi",
+                    json!({"keywords": w, "city": f, "page": 2}),
+                );
+                for s in ["relevance", "rating", "price_low", "price_high", "distance"] {
+                    add(
+                        calls,
+                        "search_poi",
+                        json!({"keywords": w, "city": f, "sort_by": s}),
+                    );
+                }
+            }
+            for w in ["美食", "景区", "住宿", "宾馆", "小吃"] {
+                add(calls, "search_poi", json!({"keywords": w, "city": f}));
+            }
+            for w in words {
+                add(calls, "search_poi", json!({"keywords": w, "city": f}));
+                add(
+                    calls,
+                    "search_poi",
+                    json!({"keywords": w, "city": f, "page": 1, "page_size": 10}),
+                );
+            }
+            add(calls, "maps_geo", json!({"address": f}));
+            add(
+                calls,
+                "web_search",
+                json!({"query": format!("{f}旅游攻略")}),
+            );
+            add(
+                calls,
+                "web_search",
+                json!({"query": format!("{f}美食推荐")}),
+            );
+        }
+        for p in self.db.city(city) {
+            add(
+                calls,
+                "get_poi_detail",
+                json!({"id": venue_id(city, &p.name)}),
+            );
+            add(calls, "maps_geo", json!({"address": p.name}));
+            for f in &forms {
+                add(calls, "search_poi", json!({"keywords": p.name, "city": f}));
+                add(calls, "maps_geo", json!({"address": p.name, "city": f}));
+            }
+        }
+    }
+
+    /// Trains, flights and weather of a task's legs and dates.
+    fn trip_calls(&self, calls: &mut Calls, t: &Task) {
+        let Some(hub) = self.city(&t.metadata.departure_city) else {
+            return;
+        };
+        let cities: Vec<CityId> = t
+            .metadata
+            .cities
+            .iter()
+            .filter_map(|c| self.city(c))
+            .collect();
+        let mut legs = BTreeSet::new();
+        for &c in &cities {
+            legs.insert((hub, c));
+            legs.insert((c, hub));
+        }
+        for w in cities.windows(2) {
+            legs.insert((w[0], w[1]));
+            legs.insert((w[1], w[0]));
+        }
+        let dates = trip_dates(t);
+        let name = |c: CityId| self.res.cities[c as usize].name.as_str();
+        for &(a, b) in &legs {
+            let (fa, fb) = (city_forms(name(a)), city_forms(name(b)));
+            let pairs = [(&fa[0], &fb[0]), (fa.last().unwrap(), fb.last().unwrap())];
+            for date in &dates {
+                for (o, d) in pairs {
+                    let base = json!({"origin": o, "destination": d, "date": date});
+                    add(calls, "travel_search_trains", base.clone());
+                    add(calls, "travel_search_flights", base);
+                }
+                let (o, d) = pairs[0];
+                for s in ["price", "duration"] {
+                    let v = json!({"origin": o, "destination": d, "date": date, "sort_by": s});
+                    add(calls, "travel_search_trains", v.clone());
+                    add(calls, "travel_search_flights", v);
+                }
+                add(
+                    calls,
+                    "travel_search_trains",
+                    json!({"origin": o, "destination": d, "date": date, "train_type_filter": "high_speed"}),
+                );
+            }
+        }
+        for &c in &cities {
+            for f in city_forms(name(c)) {
+                for date in &dates {
+                    add(calls, "maps_weather", json!({"location": f, "date": date}));
+                }
+            }
+        }
+    }
+
+    /// Routes of the witness plans: each transfer, and each hotel to and from each place.
+    fn route_calls(&self, calls: &mut Calls) {
+        for tp in &self.facts.tasks {
+            let mut pairs: BTreeSet<(&str, &str)> = tp
+                .pairs
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            for h in &tp.hotels {
+                for p in &tp.places {
+                    pairs.insert((h.as_str(), p.as_str()));
+                    pairs.insert((p.as_str(), h.as_str()));
+                }
+            }
+            let forms = city_forms(&tp.city);
+            for (o, d) in pairs {
+                for f in &forms {
+                    add(
+                        calls,
+                        "plan_route",
+                        json!({"origin": o, "destination": d, "city": f}),
+                    );
+                    add(
+                        calls,
+                        "compare_routes",
+                        json!({"origin": o, "destination": d, "city": f}),
+                    );
+                }
+                add(
+                    calls,
+                    "plan_route",
+                    json!({"origin": o, "destination": d, "city": forms[0], "mode": "transit"}),
+                );
+                add(
+                    calls,
+                    "plan_route",
+                    json!({"origin": o, "destination": d, "city": forms[0], "mode": "driving"}),
+                );
+                add(
+                    calls,
+                    "plan_route",
+                    json!({"origin": o, "destination": d, "mode": "walking"}),
+                );
+                add(
+                    calls,
+                    "compare_routes",
+                    json!({"origin": o, "destination": d}),
+                );
+            }
+        }
+        for (a, b, mode, _) in self.facts.trips.keys() {
+            if mode == "自驾" {
+                let (o, d) = (
+                    &self.res.cities[*a as usize].name,
+                    &self.res.cities[*b as usize].name,
+                );
+                for k in ["服务区", "加油站", "餐厅"] {
+                    add(
+                        calls,
+                        "search_along_route",
+                        json!({"origin": o, "destination": d, "keywords": k}),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! `search_poi`, `get_poi_detail` and `maps_geo`: the venues of the world's table
+//! (attractions with coordinates, hours, ticket and popularity; named restaurants and hotels
+//! with category and price and no coordinates; modelled venues labelled as such).
+
+use crate::names::{hours_text, venue_id};
+use crate::{MAX_ANSWER_CHARS, World, no_data, param};
+use gtb_resources::CityId;
+use gtb_score::resolver::{Poi, PoiKind};
+use serde_json::{Map, Value, json};
+
+/// Words that ask for every venue of a kind rather than a name or category.
+pub const GENERIC: [(&str, PoiKind); 24] = [
+    ("景点", PoiKind::Attraction),
+    ("景区", PoiKind::Attraction),
+    ("旅游景点", PoiKind::Attraction),
+    ("热门景点", PoiKind::Attraction),
+    ("名胜古迹", PoiKind::Attraction),
+    ("旅游", PoiKind::Attraction),
+    ("游玩", PoiKind::Attraction),
+    ("观光", PoiKind::Attraction),
+    ("餐厅", PoiKind::Food),
+    ("美食", PoiKind::Food),
+    ("饭店", PoiKind::Food),
+    ("餐馆", PoiKind::Food),
+    ("小吃", PoiKind::Food),
+    ("特色美食", PoiKind::Food),
+    ("当地美食", PoiKind::Food),
+    ("特色菜", PoiKind::Food),
+    ("吃饭", PoiKind::Food),
+    ("酒店", PoiKind::Hotel),
+    ("宾馆", PoiKind::Hotel),
+    ("住宿", PoiKind::Hotel),
+    ("民宿", PoiKind::Hotel),
+    ("旅馆", PoiKind::Hotel),
+    ("客栈", PoiKind::Hotel),
+    ("饭馆", PoiKind::Food),
+];
+
+const MODELLED_NOTE: &str = "名称带（城市·示意）者为gtb的示意场所（modelled）：代表该城市一家此类场所，非具体门店，类别与价格取自城市的酒店价格带或美食表；无坐标者gtb不提供坐标";
+
+fn kind_label(k: PoiKind) -> &'static str {
+    match k {
+        PoiKind::Attraction => "景点",
+        PoiKind::Food => "餐厅",
+        PoiKind::Hotel => "酒店",
+    }
+}
+
+/// How well a venue matches a keyword: 0 no match, 4 exact name, 3 name contains it, 2 the
+/// keyword contains the name, 1 category or generic word.
+fn relevance(p: &Poi, kw: &str) -> u8 {
+    if let Some((_, kind)) = GENERIC.iter().find(|(w, _)| *w == kw) {
+        return u8::from(p.kind == *kind);
+    }
+    if p.name == kw {
+        4
+    } else if p.name.contains(kw) {
+        3
+    } else if p.name.chars().count() >= 2 && kw.contains(p.name.as_str()) {
+        2
+    } else {
+        u8::from(p.category.contains(kw))
+    }
+}
+
+impl World<'_> {
+    /// (lat, lng) of a venue with real coordinates (attractions only).
+    pub(crate) fn coords(&self, c: CityId, p: &Poi) -> Option<(f64, f64)> {
+        let a = &self.res.attractions[c as usize][p.attraction?];
+        Some((a.lat, a.lng))
+    }
+
+    fn popularity(&self, c: CityId, p: &Poi) -> u32 {
+        p.attraction
+            .map_or(0, |i| self.res.attractions[c as usize][i].popularity)
+    }
+
+    /// A venue as a search result or detail: id, name, kind, category, prices, hours, place.
+    pub(crate) fn venue_json(&self, c: CityId, p: &Poi, detail: bool) -> Value {
+        let city = &self.res.cities[c as usize].name;
+        let mut m = Map::new();
+        m.insert("id".into(), venue_id(city, &p.name).into());
+        m.insert("name".into(), p.name.clone().into());
+        m.insert("type".into(), kind_label(p.kind).into());
+        m.insert("category".into(), p.category.clone().into());
+        match p.kind {
+            PoiKind::Attraction => {
+                m.insert("ticket".into(), p.price.into());
+                let hours = p.hours.as_ref().map_or("unknown".to_string(), hours_text);
+                m.insert("opening_hours".into(), hours.into());
+                m.insert("popularity".into(), self.popularity(c, p).into());
+            }
+            PoiKind::Food => {
+                m.insert("avg_cost_per_person".into(), p.price.into());
+            }
+            PoiKind::Hotel => {
+                m.insert("price_per_room_night".into(), p.price.into());
+                m.insert("avg_cost_per_person".into(), p.price.div_ceil(2).into());
+                if p.stand_in
+                    && let Some(b) = self.res.hotels[c as usize]
+                        .iter()
+                        .find(|b| b.category == p.category)
+                {
+                    m.insert(
+                        "price_band".into(),
+                        format!("{}-{}", b.price_low, b.price_high).into(),
+                    );
+                }
+            }
+        }
+        if let Some((lat, lng)) = self.coords(c, p) {
+            m.insert("location".into(), format!("{lng},{lat}").into());
+        }
+        if p.stand_in {
+            m.insert("modelled".into(), true.into());
+        }
+        if detail {
+            m.insert("city".into(), city.clone().into());
+        }
+        Value::Object(m)
+    }
+
+    pub(crate) fn search_poi(&self, p: &Map<String, Value>) -> Value {
+        let (kw, city_name) = (
+            param(p, "keywords").unwrap_or(""),
+            param(p, "city").unwrap_or(""),
+        );
+        let Some(c) = self.city(city_name) else {
+            return no_data(
+                &[("city", city_name.into()), ("keywords", kw.into())],
+                "该城市不在本数据集的世界中（gtb只有目的地和出发城市的数据）",
+            );
+        };
+        let city = &self.res.cities[c as usize].name;
+        let parts: Vec<&str> = kw
+            .split(|ch: char| ch.is_whitespace() || "|,，、/".contains(ch))
+            .filter(|s| !s.is_empty())
+            .collect();
+        let mut hits: Vec<(u8, &Poi)> = self
+            .db
+            .city(city)
+            .iter()
+            .filter_map(|poi| {
+                let r = parts.iter().map(|k| relevance(poi, k)).max().unwrap_or(0);
+                (r > 0).then_some((r, poi))
+            })
+            .collect();
+        let num = |k: &str| p.get(k).and_then(Value::as_f64);
+        if let Some(lo) = num("price_min") {
+            hits.retain(|(_, x)| x.price as f64 >= lo);
+        }
+        if let Some(hi) = num("price_max") {
+            hits.retain(|(_, x)| x.price as f64 <= hi);
+        }
+        let centre = self.near(c, p);
+        if let Some((at, radius)) = centre {
+            hits.retain(|(_, x)| {
+                self.coords(c, x)
+                    .is_some_and(|xy| gtb_resources::geodesy::distance_km(at, xy) <= radius)
+            });
+        }
+        let sort = param(p, "sort_by").unwrap_or("relevance");
+        self.sort_hits(c, &mut hits, sort, centre.map(|x| x.0));
+        let page = p.get("page").and_then(Value::as_u64).unwrap_or(1).max(1) as usize;
+        let size = p
+            .get("page_size")
+            .and_then(Value::as_u64)
+            .unwrap_or(10)
+            .clamp(1, 20) as usize;
+        let shown: Vec<&Poi> = hits
+            .iter()
+            .skip((page - 1) * size)
+            .take(size)
+            .map(|x| x.1)
+            .collect();
+        let status = if hits.is_empty() { "no_data" } else { "ok" };
+        let mut head = json!({
+            "status": status,
+            "city": city,
+            "keywords": kw,
+            "total": hits.len(),
+            "page": page,
+            "page_size": size,
+        });
+        if hits.is_empty() {
+            head["note"] = "本城市没有符合该关键词的场所（gtb的数据：真实景点、有名的餐厅和酒店，以及按类别的示意场所）".into();
+        } else if shown.iter().any(|x| x.stand_in) {
+            head["note"] = MODELLED_NOTE.into();
+        }
+        if param(p, "region").is_some() {
+            head["region_note"] = "gtb没有区县数据：结果覆盖全市".into();
+        }
+        let items: Vec<Value> = shown.iter().map(|x| self.venue_json(c, x, false)).collect();
+        fit(head, "pois", items)
+    }
+
+    /// The centre and radius of a nearby search: `location` as `lng,lat`, a venue with
+    /// coordinates, or the city itself.
+    fn near(&self, c: CityId, p: &Map<String, Value>) -> Option<((f64, f64), f64)> {
+        let loc = param(p, "location")?;
+        let radius = p.get("radius_km").and_then(Value::as_f64).unwrap_or(5.0);
+        self.position(c, loc).map(|(at, _)| (at, radius))
+    }
+
+    /// A place's (lat, lng) in a city and whether it is real (a coordinate pair or an
+    /// attraction) rather than the city centre (the city's own name).
+    pub(crate) fn position(&self, c: CityId, place: &str) -> Option<((f64, f64), bool)> {
+        if let Some((lng, lat)) = place.split_once(',')
+            && let (Ok(lng), Ok(lat)) = (lng.trim().parse::<f64>(), lat.trim().parse::<f64>())
+        {
+            return Some(((lat, lng), true));
+        }
+        let city = &self.res.cities[c as usize];
+        if self.city(place) == Some(c) {
+            return Some(((city.lat, city.lng), false));
+        }
+        let poi = self.db.find(place, &city.name)?;
+        self.coords(c, poi).map(|xy| (xy, true))
+    }
+
+    fn sort_hits(&self, c: CityId, hits: &mut [(u8, &Poi)], sort: &str, at: Option<(f64, f64)>) {
+        let pop = |x: &Poi| std::cmp::Reverse(self.popularity(c, x));
+        match sort {
+            "price_low" => hits.sort_by_key(|(r, x)| (x.price, std::cmp::Reverse(*r))),
+            "price_high" => {
+                hits.sort_by_key(|(r, x)| (std::cmp::Reverse(x.price), std::cmp::Reverse(*r)))
+            }
+            "rating" => hits.sort_by_key(|(r, x)| (pop(x), std::cmp::Reverse(*r))),
+            "distance" => {
+                let city = &self.res.cities[c as usize];
+                let from = at.unwrap_or((city.lat, city.lng));
+                let d = |x: &Poi| {
+                    self.coords(c, x).map_or(u64::MAX, |xy| {
+                        (gtb_resources::geodesy::distance_km(from, xy) * 1000.0) as u64
+                    })
+                };
+                hits.sort_by_key(|(_, x)| d(x));
+            }
+            _ => hits.sort_by_key(|(r, x)| (std::cmp::Reverse(*r), pop(x))),
+        }
+    }
+
+    pub(crate) fn poi_detail(&self, p: &Map<String, Value>) -> Value {
+        let id = param(p, "id").unwrap_or("");
+        match self.ids.get(id) {
+            Some(&(c, i)) => {
+                let poi = &self.db.city(&self.res.cities[c as usize].name)[i];
+                let mut v = self.venue_json(c, poi, true);
+                v["status"] = "ok".into();
+                if poi.stand_in {
+                    v["note"] = MODELLED_NOTE.into();
+                } else if poi.attraction.is_none() {
+                    v["note"] = "gtb没有该场所的坐标、电话和营业时间".into();
+                }
+                v
+            }
+            None => no_data(
+                &[("id", id.into())],
+                "没有这个POI ID（ID来自本数据集的search_poi结果）",
+            ),
+        }
+    }
+
+    pub(crate) fn geo(&self, p: &Map<String, Value>) -> Value {
+        let address = param(p, "address").unwrap_or("");
+        let scope = param(p, "city").and_then(|c| self.city(c));
+        if let Some(c) = self.city(address).filter(|c| scope.is_none_or(|s| s == *c)) {
+            let city = &self.res.cities[c as usize];
+            return json!({"status": "ok", "address": address, "name": city.name, "type": "城市",
+                "location": format!("{},{}", city.lng, city.lat), "precision": "城市中心"});
+        }
+        let cities: Vec<CityId> = match scope {
+            Some(c) => vec![c],
+            None => (0..self.res.cities.len() as CityId).collect(),
+        };
+        for c in cities {
+            let city = &self.res.cities[c as usize].name;
+            let Some(poi) = self.db.find(address, city) else {
+                continue;
+            };
+            let mut v = json!({"status": "ok", "address": address, "name": poi.name, "city": city,
+                "type": kind_label(poi.kind), "category": poi.category});
+            match self.coords(c, poi) {
+                Some((lat, lng)) => {
+                    v["location"] = format!("{lng},{lat}").into();
+                    v["precision"] = "约数公里".into();
+                }
+                None => {
+                    v["status"] = "no_data".into();
+                    v["note"] = "gtb没有该场所的坐标（不编造坐标）".into();
+                }
+            }
+            return v;
+        }
+        no_data(&[("address", address.into())], "gtb的世界中没有这个地点")
+    }
+}
+
+/// `head` with `items` under `key`, dropping items from the end while the JSON is longer than
+/// `MAX_ANSWER_CHARS` (then `shown` says how many are left).
+pub(crate) fn fit(mut head: Value, key: &str, mut items: Vec<Value>) -> Value {
+    let full = items.len();
+    loop {
+        head[key] = Value::Array(items.clone());
+        if full != items.len() {
+            head["shown"] = items.len().into();
+        }
+        let n = gtb_core::pyjson::to_string(&head).chars().count();
+        if n <= MAX_ANSWER_CHARS || items.is_empty() {
+            return head;
+        }
+        items.pop();
+    }
+}

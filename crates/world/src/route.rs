@@ -1,0 +1,167 @@
+//! `plan_route`, `compare_routes`, `search_along_route`, `maps_weather` and `web_search`.
+//!
+//! Routes: gtb models one door-to-door time per pair of places in a city
+//! (`gtb_plan::day::ride_minutes_km`: 12 minutes plus 2.4 per km, at most 90, on the 5-minute
+//! grid) and the way it is made (`ride_mode_km`: on foot within 1.5 km, else by taxi or the
+//! group's car), the figures the witness plans use. A pair a witness plan travels (station,
+//! airport or car park included) is answered with the witness's own minutes and mode. A venue
+//! without coordinates (named restaurants and hotels, modelled venues) is placed at the city
+//! centre for the time, and the answer says so; no coordinates are invented for it.
+
+use crate::{World, no_data, param};
+use gtb_plan::day::{ride_minutes_km, ride_mode_km};
+use gtb_resources::CityId;
+use gtb_resources::geodesy::distance_km;
+use serde_json::{Map, Value, json};
+
+const ROUTE_NOTE: &str = "gtb的市内交通模型（modelled）：门到门12分钟+每公里2.4分钟，最多90分钟，按5分钟取整；1.5公里内步行，否则打车（自驾团队为自驾）；见证方案使用同一数字";
+
+/// A route between two places: minutes, the way, and what is approximate.
+pub struct Route {
+    pub minutes: u32,
+    pub mode: String,
+    /// km between real positions (both ends with coordinates)
+    pub km: Option<f64>,
+    /// ends placed at the city centre (no coordinates)
+    pub at_centre: Vec<String>,
+    /// the figure a witness plan uses for this pair
+    pub witness: bool,
+}
+
+impl World<'_> {
+    /// The city of a route call: `city`, else the city both ends lie in.
+    fn route_city(&self, p: &Map<String, Value>, o: &str, d: &str) -> Option<CityId> {
+        if let Some(c) = param(p, "city").and_then(|c| self.city(c)) {
+            return Some(c);
+        }
+        (0..self.res.cities.len() as CityId).find(|&c| {
+            let name = &self.res.cities[c as usize].name;
+            let known = |x: &str| {
+                self.db.find(x, name).is_some()
+                    || self.facts.places.get(name).is_some_and(|s| s.contains(x))
+            };
+            known(o) && known(d)
+        })
+    }
+
+    /// The modelled route between two places of a city (module doc), `None` when an end is
+    /// unknown.
+    pub fn route(&self, c: CityId, o: &str, d: &str, driving: bool) -> Option<Route> {
+        let city = &self.res.cities[c as usize];
+        let key = (city.name.clone(), o.to_string(), d.to_string());
+        if let Some((m, mode)) = self.facts.transfers.get(&key) {
+            return Some(Route {
+                minutes: *m,
+                mode: mode.clone(),
+                km: None,
+                at_centre: Vec::new(),
+                witness: true,
+            });
+        }
+        let mut at_centre = Vec::new();
+        let mut end = |x: &str| -> Option<(f64, f64)> {
+            if let Some((xy, real)) = self.position(c, x) {
+                if !real {
+                    at_centre.push(x.to_string());
+                }
+                return Some(xy);
+            }
+            let known = self.db.find(x, &city.name).is_some()
+                && gtb_plan::parse_stand_in(x).is_none_or(|(kind, _)| kind != "停车场");
+            known.then(|| {
+                at_centre.push(x.to_string());
+                (city.lat, city.lng)
+            })
+        };
+        let (a, b) = (end(o)?, end(d)?);
+        let km = distance_km(a, b);
+        Some(Route {
+            minutes: ride_minutes_km(km),
+            mode: ride_mode_km(km, driving).to_string(),
+            km: at_centre.is_empty().then_some((km * 10.0).round() / 10.0),
+            at_centre,
+            witness: false,
+        })
+    }
+
+    fn route_answer(&self, p: &Map<String, Value>, compare: bool) -> Value {
+        let (o, d) = (
+            param(p, "origin").unwrap_or(""),
+            param(p, "destination").unwrap_or(""),
+        );
+        let asked = param(p, "mode").unwrap_or(if compare { "all" } else { "transit" });
+        let ends = [("origin", o.into()), ("destination", d.into())];
+        let Some(c) = self.route_city(p, o, d) else {
+            return no_data(
+                &ends,
+                "起点或终点不在本数据集的世界中（请用search_poi返回的名称，并传city）",
+            );
+        };
+        let Some(r) = self.route(c, o, d, asked == "driving") else {
+            return no_data(
+                &ends,
+                "gtb没有该起点或终点的位置（车站、机场和停车场只在见证方案用到的路线中有数据）",
+            );
+        };
+        let mut v = json!({"status": "ok", "origin": o, "destination": d,
+            "city": self.res.cities[c as usize].name});
+        if compare {
+            v["routes"] = json!([{"mode": r.mode, "minutes": r.minutes}]);
+            v["recommended"] = r.mode.clone().into();
+        } else {
+            v["mode_asked"] = asked.into();
+            v["mode"] = r.mode.clone().into();
+            v["minutes"] = r.minutes.into();
+        }
+        if let Some(km) = r.km {
+            v["distance_km"] = km.into();
+        }
+        if !r.at_centre.is_empty() {
+            v["approximate"] = format!("{}无坐标，按市中心估算", r.at_centre.join("、")).into();
+        }
+        v["note"] = if r.witness {
+            "与见证方案的市内交通一致（含进出站/机场/取车时间）".into()
+        } else if compare {
+            format!("{ROUTE_NOTE}；gtb不分别模拟公交、骑行").into()
+        } else {
+            ROUTE_NOTE.into()
+        };
+        v
+    }
+
+    pub(crate) fn plan_route(&self, p: &Map<String, Value>) -> Value {
+        self.route_answer(p, false)
+    }
+
+    pub(crate) fn compare_routes(&self, p: &Map<String, Value>) -> Value {
+        self.route_answer(p, true)
+    }
+}
+
+pub(crate) fn along_route(p: &Map<String, Value>) -> Value {
+    no_data(
+        &[
+            ("origin", param(p, "origin").unwrap_or("").into()),
+            ("destination", param(p, "destination").unwrap_or("").into()),
+            ("keywords", param(p, "keywords").unwrap_or("").into()),
+        ],
+        "gtb没有沿途POI数据（服务区、加油站等）；请用search_poi按城市查询",
+    )
+}
+
+pub(crate) fn weather(p: &Map<String, Value>) -> Value {
+    no_data(
+        &[
+            ("location", param(p, "location").unwrap_or("").into()),
+            ("date", param(p, "date").unwrap_or("").into()),
+        ],
+        "no forecast for this date：gtb的离线数据集没有天气预报",
+    )
+}
+
+pub(crate) fn web_search(p: &Map<String, Value>) -> Value {
+    no_data(
+        &[("query", param(p, "query").unwrap_or("").into())],
+        "web search is not available offline：请用search_poi、get_poi_detail和交通查询工具",
+    )
+}

@@ -1,0 +1,184 @@
+//! `travel_search_trains` and `travel_search_flights`: a MODELLED timetable over the transport
+//! table. Journey minutes and fares are the table's (`raw_data/transport.csv`, the figures the
+//! witness plans and the validators use); departure times and train or flight numbers are
+//! modelled (a fixed daily pattern per pair plus every departure a witness plan takes on that
+//! date), and the answers say so.
+
+use crate::names::{minutes, small_hash};
+use crate::poi::fit;
+use crate::{World, no_data, param};
+use gtb_resources::{CityId, TransportOption};
+use serde_json::{Map, Value, json};
+
+/// The modelled daily departures per mode before the pair's offset (minutes after midnight).
+fn pattern(mode: &str) -> &'static [u32] {
+    match mode {
+        "高铁" => &[420, 510, 600, 690, 780, 870, 960, 1050, 1140],
+        "火车" => &[495, 825, 1290],
+        _ => &[490, 760, 1040],
+    }
+}
+
+const TIMETABLE_NOTE: &str = "车次/航班号与发车时刻为gtb按路网模型生成的示意时刻表（modelled，非真实时刻表）；历时(minutes)与票价(price，元/人)取自gtb的交通表，与见证方案一致";
+
+/// One modelled service.
+struct Service<'o> {
+    option: &'o TransportOption,
+    depart: u32,
+}
+
+impl World<'_> {
+    fn leg(&self, p: &Map<String, Value>) -> Result<(CityId, CityId, String), Value> {
+        let (o, d) = (
+            param(p, "origin").unwrap_or(""),
+            param(p, "destination").unwrap_or(""),
+        );
+        let date = param(p, "date").unwrap_or("").to_string();
+        match (self.city(o), self.city(d)) {
+            (Some(a), Some(b)) if a != b => Ok((a, b, date)),
+            _ => Err(no_data(
+                &[
+                    ("origin", o.into()),
+                    ("destination", d.into()),
+                    ("date", date.into()),
+                ],
+                "出发地或目的地不在本数据集的世界中（gtb只有目的地和出发城市的交通数据）",
+            )),
+        }
+    }
+
+    /// The services of a leg on a date by the given modes, departures ascending.
+    fn services(&self, a: CityId, b: CityId, date: &str, modes: &[&str]) -> Vec<Service<'_>> {
+        let (from, to) = (
+            &self.res.cities[a as usize].name,
+            &self.res.cities[b as usize].name,
+        );
+        let mut out = Vec::new();
+        for o in self
+            .res
+            .transport(a, b)
+            .iter()
+            .filter(|o| modes.contains(&o.mode))
+        {
+            let offset = small_hash(&format!("{from}>{to}>{}", o.mode), 6) * 5;
+            let mut times: Vec<u32> = pattern(o.mode).iter().map(|t| t + offset).collect();
+            if let Some(w) = self
+                .facts
+                .trips
+                .get(&(a, b, o.mode.to_string(), date.to_string()))
+            {
+                times.extend(w.iter().map(|(d, _)| *d));
+            }
+            times.sort_unstable();
+            times.dedup();
+            out.extend(
+                times
+                    .into_iter()
+                    .map(|depart| Service { option: o, depart }),
+            );
+        }
+        out.sort_by_key(|s| (s.depart, s.option.mode));
+        out
+    }
+
+    fn service_json(&self, a: CityId, b: CityId, s: &Service, flight: bool) -> Value {
+        let o = s.option;
+        let (from, to) = (
+            &self.res.cities[a as usize].name,
+            &self.res.cities[b as usize].name,
+        );
+        let h = small_hash(&format!("{from}>{to}>{}>{}", o.mode, s.depart), 9000) + 1000;
+        let number = match o.mode {
+            "高铁" => format!("G{h}"),
+            "火车" => format!("K{h}"),
+            _ => format!("GT{h}"),
+        };
+        let arrive = s.depart + o.minutes;
+        let mut v = Value::Object(Map::new());
+        v[if flight { "flight_no" } else { "train_no" }] = number.into();
+        let rest = json!({
+            "type": o.mode,
+            "depart": gtb_plan::hhmm(s.depart),
+            "arrive": gtb_plan::hhmm(arrive),
+            "minutes": o.minutes,
+            "price": o.fare,
+        });
+        for (k, x) in rest.as_object().into_iter().flatten() {
+            v[k.as_str()] = x.clone();
+        }
+        if arrive >= 24 * 60 {
+            v["arrive_day_offset"] = (arrive / (24 * 60)).into();
+        }
+        if o.transfers > 0 {
+            v["transfers"] = o.transfers.into();
+            v["via"] = o.via.clone().into();
+        }
+        if flight {
+            let c = |x: CityId| self.res.cities[x as usize].airports.join("/");
+            v["airports"] = format!("{}→{}", c(a), c(b)).into();
+        }
+        v
+    }
+
+    fn timetable(&self, p: &Map<String, Value>, modes: &[&str], flight: bool) -> Value {
+        let (a, b, date) = match self.leg(p) {
+            Ok(x) => x,
+            Err(v) => return v,
+        };
+        let mut list = self.services(a, b, &date, modes);
+        let bound = |k: &str| param(p, k).and_then(minutes);
+        if let Some(lo) = bound("depart_time_start") {
+            list.retain(|s| s.depart >= lo);
+        }
+        if let Some(hi) = bound("depart_time_end") {
+            list.retain(|s| s.depart <= hi);
+        }
+        match param(p, "train_type_filter") {
+            Some("high_speed" | "high_speed_and_emu") => list.retain(|s| s.option.mode == "高铁"),
+            Some("regular") => list.retain(|s| s.option.mode == "火车"),
+            _ => {}
+        }
+        if let Some(code) = param(p, "airport") {
+            let names = |x: CityId| self.res.cities[x as usize].airports.join(" ");
+            if !names(a).contains(code) && !names(b).contains(code) {
+                list.clear();
+            }
+        }
+        match param(p, "sort_by") {
+            Some("depart_time_desc") => list.reverse(),
+            Some("duration") => list.sort_by_key(|s| (s.option.minutes, s.depart)),
+            Some("price") => list.sort_by_key(|s| (s.option.fare, s.depart)),
+            _ => {}
+        }
+        let (from, to) = (
+            &self.res.cities[a as usize].name,
+            &self.res.cities[b as usize].name,
+        );
+        let what = if flight { "航班" } else { "火车/高铁" };
+        if list.is_empty() {
+            return no_data(
+                &[
+                    ("origin", from.as_str().into()),
+                    ("destination", to.as_str().into()),
+                    ("date", date.into()),
+                ],
+                &format!("gtb的交通表中没有符合条件的{what}"),
+            );
+        }
+        let head = json!({"status": "ok", "origin": from, "destination": to, "date": date,
+            "total": list.len(), "note": TIMETABLE_NOTE});
+        let items = list
+            .iter()
+            .map(|s| self.service_json(a, b, s, flight))
+            .collect();
+        fit(head, if flight { "flights" } else { "trains" }, items)
+    }
+
+    pub(crate) fn trains(&self, p: &Map<String, Value>) -> Value {
+        self.timetable(p, &["高铁", "火车"], false)
+    }
+
+    pub(crate) fn flights(&self, p: &Map<String, Value>) -> Value {
+        self.timetable(p, &["飞机"], true)
+    }
+}

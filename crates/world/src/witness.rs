@@ -1,0 +1,135 @@
+//! What the witness plans of a split fix in its world: the intercity trips they take (each
+//! leg's mode, date, departure and arrival) and the transfers between their places (minutes
+//! and mode), so that the tool answers carry exactly the figures the witnesses use.
+
+use crate::names::minutes;
+use gtb_plan::{Activity, Plan, PlanLine, Segment};
+use gtb_resources::{CityId, Resources};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A leg on a date by a mode: (from, to, mode, date).
+pub type LegKey = (CityId, CityId, String, String);
+
+/// A transfer in a city between two named places: (city, from, to).
+pub type PairKey = (String, String, String);
+
+/// The witnesses' facts.
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
+    /// departures (minutes after midnight) with their trip's minutes, per leg and date
+    pub trips: BTreeMap<LegKey, BTreeSet<(u32, u32)>>,
+    /// transfer minutes and mode per pair of places (the first witness's, in file order)
+    pub transfers: BTreeMap<PairKey, (u32, String)>,
+    /// the places the witnesses name per city: sights, meals, hotels and terminals
+    pub places: BTreeMap<String, BTreeSet<String>>,
+    /// per task: (city, places in visiting order, hotels)
+    pub tasks: Vec<TaskPlaces>,
+}
+
+/// The places one witness uses in one city, in plan order.
+#[derive(Debug, Default, Clone)]
+pub struct TaskPlaces {
+    pub task_id: String,
+    pub city: String,
+    pub places: Vec<String>,
+    pub hotels: Vec<String>,
+    /// the transfers the witness makes here, (from, to) in plan order
+    pub pairs: Vec<(String, String)>,
+}
+
+/// Span in minutes from `a` to `b` (`HH:MM`), across midnight when `b` is earlier.
+pub fn span(a: &str, b: &str) -> Option<u32> {
+    let (a, b) = (minutes(a)?, minutes(b)?);
+    Some(if b >= a { b - a } else { b + 24 * 60 - a })
+}
+
+impl Facts {
+    /// The facts of a split's plan lines (lines without a plan give none).
+    pub fn of(res: &Resources, lines: &[PlanLine]) -> Facts {
+        let mut f = Facts::default();
+        for line in lines {
+            let Some(plan) = line.plan.as_ref() else {
+                continue;
+            };
+            let Ok(plan) = serde_json::from_value::<Plan>(plan.clone()) else {
+                continue;
+            };
+            f.add_plan(res, &line.task_id, &plan);
+        }
+        f
+    }
+
+    fn add_plan(&mut self, res: &Resources, task_id: &str, plan: &Plan) {
+        let mut per_city: BTreeMap<String, TaskPlaces> = BTreeMap::new();
+        for day in &plan.days {
+            for seg in &day.city_segments {
+                match seg {
+                    Segment::Intercity(t) => {
+                        let (Some(a), Some(b)) =
+                            (res.city_id(&t.from_city), res.city_id(&t.to_city))
+                        else {
+                            continue;
+                        };
+                        if let (Some(d), Some(m)) =
+                            (minutes(&t.start_time), span(&t.start_time, &t.end_time))
+                        {
+                            self.trips
+                                .entry((a, b, t.transport_mode.clone(), day.date.clone()))
+                                .or_default()
+                                .insert((d, m));
+                        }
+                    }
+                    Segment::City(block) => {
+                        let tp = per_city
+                            .entry(block.city.clone())
+                            .or_insert_with(|| TaskPlaces {
+                                task_id: task_id.to_string(),
+                                city: block.city.clone(),
+                                ..TaskPlaces::default()
+                            });
+                        for a in &block.activities {
+                            self.add_activity(&block.city, a, tp);
+                        }
+                    }
+                }
+            }
+        }
+        self.tasks.extend(per_city.into_values());
+    }
+
+    fn add_activity(&mut self, city: &str, a: &Activity, tp: &mut TaskPlaces) {
+        let places = self.places.entry(city.to_string()).or_default();
+        match a {
+            Activity::Attraction { location, .. } | Activity::Food { location, .. } => {
+                places.insert(location.clone());
+                if !tp.places.contains(location) {
+                    tp.places.push(location.clone());
+                }
+            }
+            Activity::Hotel { location, .. } => {
+                places.insert(location.clone());
+                if !tp.hotels.contains(location) {
+                    tp.hotels.push(location.clone());
+                }
+            }
+            Activity::IntracityTransport {
+                transport_mode,
+                from,
+                to,
+                start_time,
+                end_time,
+                ..
+            } => {
+                places.insert(from.clone());
+                places.insert(to.clone());
+                tp.pairs.push((from.clone(), to.clone()));
+                if let Some(m) = span(start_time, end_time) {
+                    self.transfers
+                        .entry((city.to_string(), from.clone(), to.clone()))
+                        .or_insert((m, transport_mode.clone()));
+                }
+            }
+            Activity::Rest { .. } => {}
+        }
+    }
+}

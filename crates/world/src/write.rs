@@ -1,0 +1,158 @@
+//! Writing a split's world beside its task file: `sandbox_cache/<tool>_cache.json` for the ten
+//! tools (every pre-populated call with its answer, `calls`) and
+//! `poi2category/all_poi_by_city.json` (the world's table in the release's layout), and the
+//! manifest's `world` section (each file's sha256, entries and bytes).
+//!
+//! The answers are computed in parallel and gathered into key-ordered maps, so the bytes are
+//! the same for any thread count; the world is a function of the published task and plans
+//! files and the resources, so a merged split's world is byte-identical to the unsharded one.
+
+use crate::cache::{CacheFile, cache_bytes, cache_path};
+use crate::{MAX_ANSWER_CHARS, TOOLS, World};
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The world's scoring table, relative to the split folder.
+pub const POI_TABLE: &str = "poi2category/all_poi_by_city.json";
+
+/// The one-world rule, as the manifest states it.
+pub const WORLD_RULE: &str = "one world: the table (poi2category) and the tool answers list the real venues of the resources and every modelled venue 'X（city·示意）' under the category it names, labelled modelled with its price band; the release's evaluator scores a stand-in by its category as `gtb score --credit-stand-ins` does";
+
+/// What was written: per file (relative path) its sha256, entries and bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    pub files: Vec<(String, String, usize, usize)>,
+    /// the longest answer, in characters
+    pub longest_answer: usize,
+}
+
+impl Written {
+    /// The manifest's `world` section.
+    pub fn manifest_section(&self) -> Value {
+        let mut files = serde_json::Map::new();
+        for (f, sha, entries, bytes) in &self.files {
+            files.insert(
+                f.clone(),
+                json!({"sha256": sha, "entries": entries, "bytes": bytes}),
+            );
+        }
+        json!({"rule": WORLD_RULE, "files": files, "longest_answer_chars": self.longest_answer})
+    }
+}
+
+/// Every pre-populated call of the world answered, per tool (all ten, empty ones too).
+pub fn answers(world: &World) -> Result<Vec<(&'static str, CacheFile)>> {
+    let calls = world.calls();
+    let mut out = Vec::new();
+    for tool in TOOLS {
+        let list: Vec<(&String, &serde_json::Map<String, Value>)> = calls
+            .get(tool)
+            .map(|m| m.iter().collect())
+            .unwrap_or_default();
+        let answered: Result<Vec<(String, String)>> = list
+            .par_iter()
+            .map(|(k, p)| {
+                let a = world
+                    .answer(tool, p)
+                    .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
+                Ok(((*k).clone(), a))
+            })
+            .collect();
+        out.push((tool, answered?.into_iter().collect()));
+    }
+    Ok(out)
+}
+
+/// Write the world of a split into `split_dir` (module doc); returns what was written.
+pub fn write_world(split_dir: &Path, world: &World) -> Result<Written> {
+    let mut written = Written::default();
+    for (tool, entries) in answers(world)? {
+        let longest = entries
+            .values()
+            .map(|a| a.chars().count())
+            .max()
+            .unwrap_or(0);
+        if longest > MAX_ANSWER_CHARS {
+            bail!("{tool}: an answer of {longest} characters (at most {MAX_ANSWER_CHARS})");
+        }
+        written.longest_answer = written.longest_answer.max(longest);
+        let path = cache_path(split_dir, tool);
+        let bytes = cache_bytes(&entries);
+        gtb_core::digest::write_atomic(&path, &bytes)?;
+        written
+            .files
+            .push(figure(split_dir, &path, &bytes, entries.len()));
+    }
+    let (bytes, _, pois) = gtb_score::resolver::release_table(&world.db);
+    let path = split_dir.join(POI_TABLE);
+    gtb_core::digest::write_atomic(&path, &bytes)?;
+    written.files.push(figure(split_dir, &path, &bytes, pois));
+    Ok(written)
+}
+
+fn figure(
+    split_dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    entries: usize,
+) -> (String, String, usize, usize) {
+    let rel = path
+        .strip_prefix(split_dir)
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    (
+        rel,
+        gtb_core::digest::sha256_bytes(bytes),
+        entries,
+        bytes.len(),
+    )
+}
+
+/// The files a world consists of, relative to the split folder.
+pub fn world_files() -> Vec<String> {
+    let mut out: Vec<String> = TOOLS
+        .iter()
+        .map(|t| format!("{}/{t}_cache.json", crate::cache::CACHE_DIR))
+        .collect();
+    out.push(POI_TABLE.to_string());
+    out
+}
+
+/// A split's manifest, which must have a `world` section.
+pub fn read_manifest(path: &Path) -> Result<Value> {
+    let bytes = std::fs::read(path).with_context(|| {
+        format!(
+            "reading {} (a split without a manifest is incomplete)",
+            path.display()
+        )
+    })?;
+    let m: Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display()))?;
+    if !m.get("world").is_some_and(Value::is_object) {
+        bail!(
+            "{}: no `world` section (a split built before gtb wrote worlds: rebuild it)",
+            path.display()
+        );
+    }
+    Ok(m)
+}
+
+/// Record a rewritten world file in the manifest's `world.files`.
+pub fn record_file(
+    manifest: &mut Value,
+    path: &Path,
+    split_dir: &Path,
+    bytes: &[u8],
+    entries: usize,
+) -> Result<()> {
+    let (rel, sha, entries, n) = figure(split_dir, path, bytes, entries);
+    let files = manifest["world"]
+        .get_mut("files")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| anyhow::anyhow!("manifest: `world.files` is not an object"))?;
+    files.insert(rel, json!({"sha256": sha, "entries": entries, "bytes": n}));
+    Ok(())
+}
