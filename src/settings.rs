@@ -134,9 +134,13 @@ impl Settings {
 fn listen_addr(host: &str, port: u16) -> Result<std::net::SocketAddr> {
     let ip = match host {
         "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
-        h => h.trim_start_matches('[').trim_end_matches(']').parse().with_context(|| {
-            format!("--host {h:?}: not an IP address (127.0.0.1, ::1, 0.0.0.0, localhost)")
-        })?,
+        h => h
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .with_context(|| {
+                format!("--host {h:?}: not an IP address (127.0.0.1, ::1, 0.0.0.0, localhost)")
+            })?,
     };
     Ok(std::net::SocketAddr::new(ip, port))
 }

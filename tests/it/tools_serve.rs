@@ -24,7 +24,13 @@ pub struct Http {
 }
 
 /// One HTTP/1.1 request on its own connection (`Connection: close`).
-pub fn http(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Http {
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Http {
     let mut s = TcpStream::connect(addr).expect("connect");
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -50,13 +56,24 @@ pub fn http(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]
 
 /// The harness's simulation request for a call (its prompt format, with `examples` in the
 /// system message).
-pub fn sim_body(tool: &str, params: &Map<String, Value>, stream: bool, examples: &[(String, String)]) -> Vec<u8> {
+pub fn sim_body(
+    tool: &str,
+    params: &Map<String, Value>,
+    stream: bool,
+    examples: &[(String, String)],
+) -> Vec<u8> {
     let mut system = format!(
         "你是一个工具模拟器，需要模拟 {tool} 工具的真实返回结果。\n\n工具定义：\n名称：{tool}\n描述：\n参数定义：{{}}\n\n任务要求：\n1. 根据提供的真实示例，理解工具的输出格式和内容特点\n"
     );
-    system.push_str(&format!("\n以下是 {} 个真实调用示例供参考：\n", examples.len()));
+    system.push_str(&format!(
+        "\n以下是 {} 个真实调用示例供参考：\n",
+        examples.len()
+    ));
     for (i, (p, r)) in examples.iter().enumerate() {
-        system.push_str(&format!("\n示例 {}：\n输入参数：{p}\n输出结果：{r}\n", i + 1));
+        system.push_str(&format!(
+            "\n示例 {}：\n输入参数：{p}\n输出结果：{r}\n",
+            i + 1
+        ));
     }
     let user = format!(
         "请为以下参数生成 {tool} 工具的模拟返回结果：\n\n参数：{}\n\n要求：\n1. 注意参考真实调用示例\n6. 直接返回结果内容，不要添加任何解释或格式包装\n",
@@ -93,7 +110,10 @@ pub fn content(r: &Http) -> String {
         out
     } else {
         let v: Value = serde_json::from_str(&r.body).unwrap();
-        v["choices"][0]["message"]["content"].as_str().unwrap().to_string()
+        v["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 }
 
@@ -128,11 +148,23 @@ fn params(v: Value) -> Map<String, Value> {
 fn issue28_serve_answers_the_simulation_prompt_plain_and_streamed() {
     let addr = start(Arc::new(Table));
     let p = params(json!({"city": "杭州市", "keywords": "西湖"}));
-    let examples = vec![("{\"city\": \"北京市\"}".to_string(), "{\"pois\": [\"故宫\"]}".to_string())];
+    let examples = vec![(
+        "{\"city\": \"北京市\"}".to_string(),
+        "{\"pois\": [\"故宫\"]}".to_string(),
+    )];
     for stream in [false, true] {
-        let r = http(addr, "POST", "/v1/chat/completions", &[], &sim_body("search_poi", &p, stream, &examples));
+        let r = http(
+            addr,
+            "POST",
+            "/v1/chat/completions",
+            &[],
+            &sim_body("search_poi", &p, stream, &examples),
+        );
         assert_eq!(content(&r), "{\"city\": \"杭州市\", \"pois\": []}");
-        assert!(!r.body.contains("故宫"), "an example's answer is never served");
+        assert!(
+            !r.body.contains("故宫"),
+            "an example's answer is never served"
+        );
     }
     // the same call, the same bytes (the id is the call's digest, created is 0)
     let body = sim_body("search_poi", &p, false, &[]);
@@ -140,11 +172,23 @@ fn issue28_serve_answers_the_simulation_prompt_plain_and_streamed() {
     let b = http(addr, "POST", "/v1/chat/completions", &[], &body);
     assert_eq!(a.body, b.body);
     // no data: an explicit answer naming the tool and why
-    let r = http(addr, "POST", "/v1/chat/completions", &[], &sim_body("maps_weather", &params(json!({"location": "杭州市", "date": "2026-12-01"})), true, &[]));
+    let r = http(
+        addr,
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        &sim_body(
+            "maps_weather",
+            &params(json!({"location": "杭州市", "date": "2026-12-01"})),
+            true,
+            &[],
+        ),
+    );
     let v: Value = serde_json::from_str(&content(&r)).unwrap();
     assert_eq!(v["status"], "no_data");
     assert_eq!(v["tool"], "maps_weather");
-    let models: Value = serde_json::from_str(&http(addr, "GET", "/v1/models", &[], b"").body).unwrap();
+    let models: Value =
+        serde_json::from_str(&http(addr, "GET", "/v1/models", &[], b"").body).unwrap();
     assert_eq!(models["data"][0]["id"], gtb_tools::reply::MODEL);
 }
 
@@ -180,7 +224,10 @@ fn issue28_serve_answers_malformed_requests_with_400_naming_the_problem() {
         let msg = v["error"]["message"].as_str().unwrap();
         assert!(msg.contains(want), "{want:?} not in {msg:?}");
     }
-    assert_eq!(http(addr, "GET", "/v1/chat/completions", &[], b"").status, 405);
+    assert_eq!(
+        http(addr, "GET", "/v1/chat/completions", &[], b"").status,
+        405
+    );
     assert_eq!(http(addr, "POST", "/v2/other", &[], b"{}").status, 404);
 }
 
@@ -193,8 +240,17 @@ fn issue28_serve_serves_16_concurrent_clients() {
                 for i in 0..25 {
                     let city = format!("城市{t}-{i}");
                     let p = params(json!({"city": city, "keywords": "景点"}));
-                    let r = http(addr, "POST", "/v1/chat/completions", &[], &sim_body("search_poi", &p, i % 2 == 0, &[]));
-                    assert_eq!(content(&r), format!("{{\"city\": \"{city}\", \"pois\": []}}"));
+                    let r = http(
+                        addr,
+                        "POST",
+                        "/v1/chat/completions",
+                        &[],
+                        &sim_body("search_poi", &p, i % 2 == 0, &[]),
+                    );
+                    assert_eq!(
+                        content(&r),
+                        format!("{{\"city\": \"{city}\", \"pois\": []}}")
+                    );
                 }
             })
         })
@@ -205,7 +261,11 @@ fn issue28_serve_serves_16_concurrent_clients() {
 }
 
 /// Secrets a client sends, which no reply may carry.
-const SECRETS: [&str; 3] = ["sk-test-secret-4242", "hdr-secret-value-77", "body-secret-key-99"];
+const SECRETS: [&str; 3] = [
+    "sk-test-secret-4242",
+    "hdr-secret-value-77",
+    "body-secret-key-99",
+];
 
 #[test]
 fn issue28_serve_replies_carry_no_key_header_or_body_excerpt() {
@@ -221,10 +281,18 @@ fn issue28_serve_replies_carry_no_key_header_or_body_excerpt() {
         serde_json::to_vec(&json!({"model": SECRETS[2], "messages": [{"role": "user", "content": format!("请为以下参数生成 search_poi 工具的模拟返回结果：参数：{{\"x\": {}", SECRETS[2])}]})).unwrap(),
     ];
     for body in &bodies {
-        for path in ["/v1/chat/completions", "/v1/models", "/nowhere?key=sk-test-secret-4242"] {
+        for path in [
+            "/v1/chat/completions",
+            "/v1/models",
+            "/nowhere?key=sk-test-secret-4242",
+        ] {
             let r = http(addr, "POST", path, &headers, body);
             for s in SECRETS {
-                assert!(!r.body.contains(s) && !r.head.contains(s), "{path} leaked {s}: {}", r.body);
+                assert!(
+                    !r.body.contains(s) && !r.head.contains(s),
+                    "{path} leaked {s}: {}",
+                    r.body
+                );
             }
         }
     }
@@ -260,10 +328,20 @@ fn engine_issue28_the_openai_client_gets_the_worlds_answer() {
     let addr = start(Arc::new(Table));
     let p = json!({"city": "苏州市", "keywords": "园林", "page_size": 10});
     let out = std::process::Command::new(py)
-        .args(["-c", PY_CLIENT, &format!("http://{addr}/v1"), "search_poi", &p.to_string()])
+        .args([
+            "-c",
+            PY_CLIENT,
+            &format!("http://{addr}/v1"),
+            "search_poi",
+            &p.to_string(),
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: String = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got, "{\"city\": \"苏州市\", \"pois\": []}");
 }
@@ -284,7 +362,11 @@ fn split() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap().keep().join("split");
         let o = gtb(&["build", "--n", "12", "--out", dir.to_str().unwrap()]);
-        assert!(o.status.success(), "build: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "build: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         dir
     })
 }
@@ -299,7 +381,14 @@ struct Served {
 impl Served {
     fn start(split: &Path) -> Served {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gtb"))
-            .args(["tools", "serve", "--split", split.to_str().unwrap(), "--port", "0"])
+            .args([
+                "tools",
+                "serve",
+                "--split",
+                split.to_str().unwrap(),
+                "--port",
+                "0",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -320,8 +409,18 @@ impl Served {
     fn stop(mut self) -> String {
         self.child.kill().ok();
         let mut out = String::new();
-        self.child.stdout.take().unwrap().read_to_string(&mut out).ok();
-        self.child.stderr.take().unwrap().read_to_string(&mut out).ok();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .ok();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .ok();
         out
     }
 }
@@ -342,7 +441,11 @@ fn cached_calls(split: &Path, per_tool: usize) -> Vec<(String, Map<String, Value
         let step = (cache.len() / per_tool).max(1);
         for (key, answer) in cache.iter().step_by(step).take(per_tool) {
             let pairs: Vec<(String, Value)> = serde_json::from_str(key).unwrap();
-            out.push((tool.to_string(), pairs.into_iter().collect(), answer.as_str().unwrap().to_string()));
+            out.push((
+                tool.to_string(),
+                pairs.into_iter().collect(),
+                answer.as_str().unwrap().to_string(),
+            ));
         }
     }
     out
@@ -356,29 +459,64 @@ fn issue28_serve_answers_every_tool_as_the_splits_cache_does() {
     assert_eq!(tools.len(), 10, "every tool has cached calls: {tools:?}");
     let auth = format!("Bearer {}", SECRETS[0]);
     let headers = [("Authorization", auth.as_str()), ("X-Api-Key", SECRETS[1])];
-    let examples: Vec<(String, String)> = calls.iter().take(8).map(|c| (Value::Object(c.1.clone()).to_string(), c.2.clone())).collect();
+    let examples: Vec<(String, String)> = calls
+        .iter()
+        .take(8)
+        .map(|c| (Value::Object(c.1.clone()).to_string(), c.2.clone()))
+        .collect();
     let path = split().canonicalize().unwrap();
     for (i, (tool, params, answer)) in calls.iter().enumerate() {
-        let r = http(served.addr, "POST", "/v1/chat/completions", &headers, &sim_body(tool, params, i % 2 == 0, &examples));
+        let r = http(
+            served.addr,
+            "POST",
+            "/v1/chat/completions",
+            &headers,
+            &sim_body(tool, params, i % 2 == 0, &examples),
+        );
         assert_eq!(&content(&r), answer, "{tool} {params:?}");
-        assert!(!r.body.contains(path.to_str().unwrap()), "a reply names the split's path");
+        assert!(
+            !r.body.contains(path.to_str().unwrap()),
+            "a reply names the split's path"
+        );
     }
     // calls the cache does not hold: the world's answer (the one a fill would cache), never
     // an echo of the request or an example
     let world = gtb_tools::open_world(split()).unwrap();
-    let city = calls.iter().find_map(|c| (c.0 == "search_poi").then(|| c.1["city"].clone())).unwrap();
+    let city = calls
+        .iter()
+        .find_map(|c| (c.0 == "search_poi").then(|| c.1["city"].clone()))
+        .unwrap();
     let misses = [
-        ("search_poi", json!({"city": city, "keywords": "没有这种地方的关键词"})),
-        ("maps_weather", json!({"location": city, "date": "2027-01-05"})),
+        (
+            "search_poi",
+            json!({"city": city, "keywords": "没有这种地方的关键词"}),
+        ),
+        (
+            "maps_weather",
+            json!({"location": city, "date": "2027-01-05"}),
+        ),
         ("web_search", json!({"query": "明天哪里人少"})),
         ("get_poi_detail", json!({"id": "no-such-id"})),
     ];
     for (tool, p) in misses {
         let p = params(p);
-        let r = http(served.addr, "POST", "/v1/chat/completions", &headers, &sim_body(tool, &p, true, &examples));
+        let r = http(
+            served.addr,
+            "POST",
+            "/v1/chat/completions",
+            &headers,
+            &sim_body(tool, &p, true, &examples),
+        );
         let got = content(&r);
-        assert_eq!(got, gtb_tools::served_answer(world.as_ref(), tool, &p), "{tool}");
-        assert!(examples.iter().all(|(_, a)| *a != got), "{tool}: an example served");
+        assert_eq!(
+            got,
+            gtb_tools::served_answer(world.as_ref(), tool, &p),
+            "{tool}"
+        );
+        assert!(
+            examples.iter().all(|(_, a)| *a != got),
+            "{tool}: an example served"
+        );
     }
     let out = served.stop();
     for s in SECRETS {
@@ -396,7 +534,13 @@ fn issue28_serve_answers_16_concurrent_clients_from_the_world() {
             let calls = calls.clone();
             std::thread::spawn(move || {
                 for (i, (tool, params, answer)) in calls.iter().enumerate().skip(c).step_by(3) {
-                    let r = http(addr, "POST", "/v1/chat/completions", &[], &sim_body(tool, params, i % 2 == 1, &[]));
+                    let r = http(
+                        addr,
+                        "POST",
+                        "/v1/chat/completions",
+                        &[],
+                        &sim_body(tool, params, i % 2 == 1, &[]),
+                    );
                     assert_eq!(&content(&r), answer, "{tool}");
                 }
             })
@@ -427,8 +571,12 @@ fn sha256(path: &Path) -> String {
 }
 
 fn manifest_sha(split: &Path, tool: &str) -> String {
-    let m: Value = serde_json::from_slice(&std::fs::read(split.join("manifest.json")).unwrap()).unwrap();
-    m["world"]["files"][format!("sandbox_cache/{tool}_cache.json")]["sha256"].as_str().unwrap().to_string()
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(split.join("manifest.json")).unwrap()).unwrap();
+    m["world"]["files"][format!("sandbox_cache/{tool}_cache.json")]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -437,43 +585,106 @@ fn issue28_fill_adds_the_missed_calls_so_a_rerun_hits() {
     let copy = tmp.path().join("split");
     crate::common::copy_dir(split(), &copy);
     let calls = cached_calls(&copy, 3);
-    let city = calls.iter().find_map(|c| (c.0 == "search_poi").then(|| c.1["city"].clone())).unwrap();
+    let city = calls
+        .iter()
+        .find_map(|c| (c.0 == "search_poi").then(|| c.1["city"].clone()))
+        .unwrap();
     let new_poi = params(json!({"city": city, "keywords": "没有这种地方的关键词", "page": 1}));
     let new_weather = params(json!({"location": city, "date": "2027-01-05"}));
     let (_, held, held_answer) = calls.iter().find(|c| c.0 == "search_poi").unwrap().clone();
     let missed = tmp.path().join("missed");
     std::fs::create_dir_all(&missed).unwrap();
     // the same call missed on every trial, and a call the cache already holds
-    std::fs::write(missed.join("search_poi_missed.json"), missed_file(&[new_poi.clone(), held.clone(), new_poi.clone()])).unwrap();
-    std::fs::write(missed.join("maps_weather_missed.json"), missed_file(&[new_weather.clone()])).unwrap();
+    std::fs::write(
+        missed.join("search_poi_missed.json"),
+        missed_file(&[new_poi.clone(), held.clone(), new_poi.clone()]),
+    )
+    .unwrap();
+    std::fs::write(
+        missed.join("maps_weather_missed.json"),
+        missed_file(std::slice::from_ref(&new_weather)),
+    )
+    .unwrap();
     std::fs::write(missed.join("notes.txt"), "not a missed-calls file").unwrap();
     let before = std::fs::read(gtb_world::cache_path(&copy, "plan_route")).unwrap();
-    let o = gtb(&["tools", "fill", copy.to_str().unwrap(), "--missed", missed.to_str().unwrap()]);
+    let o = gtb(&[
+        "tools",
+        "fill",
+        copy.to_str().unwrap(),
+        "--missed",
+        missed.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let report = String::from_utf8_lossy(&o.stdout);
-    assert!(report.contains("search_poi: 3 missed records, 2 distinct calls"), "{report}");
+    assert!(
+        report.contains("search_poi: 3 missed records, 2 distinct calls"),
+        "{report}"
+    );
     let world = gtb_tools::open_world(&copy).unwrap();
     let served = Served::start(&copy);
-    for (tool, p) in [("search_poi", &new_poi), ("maps_weather", &new_weather), ("search_poi", &held)] {
+    for (tool, p) in [
+        ("search_poi", &new_poi),
+        ("maps_weather", &new_weather),
+        ("search_poi", &held),
+    ] {
         let path = gtb_world::cache_path(&copy, tool);
-        let cache: Map<String, Value> = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let cached = cache.get(&gtb_world::cache_key(p)).and_then(Value::as_str).unwrap_or_else(|| panic!("{tool} {p:?} not cached"));
+        let cache: Map<String, Value> =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let cached = cache
+            .get(&gtb_world::cache_key(p))
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{tool} {p:?} not cached"));
         assert_eq!(cached, gtb_tools::served_answer(world.as_ref(), tool, p));
-        assert!(!cached.contains("模拟的结果"), "the simulator's invention is never cached");
+        assert!(
+            !cached.contains("模拟的结果"),
+            "the simulator's invention is never cached"
+        );
         // what the server answers for the call is what the rerun now reads from the cache
-        let r = http(served.addr, "POST", "/v1/chat/completions", &[], &sim_body(tool, p, true, &[]));
+        let r = http(
+            served.addr,
+            "POST",
+            "/v1/chat/completions",
+            &[],
+            &sim_body(tool, p, true, &[]),
+        );
         assert_eq!(content(&r), cached);
-        assert_eq!(manifest_sha(&copy, tool), sha256(&path), "{tool}: the manifest's sha256");
+        assert_eq!(
+            manifest_sha(&copy, tool),
+            sha256(&path),
+            "{tool}: the manifest's sha256"
+        );
     }
-    let cache: Map<String, Value> = serde_json::from_slice(&std::fs::read(gtb_world::cache_path(&copy, "search_poi")).unwrap()).unwrap();
-    assert_eq!(cache[&gtb_world::cache_key(&held)], held_answer.as_str(), "an entry is never replaced");
-    assert_eq!(std::fs::read(gtb_world::cache_path(&copy, "plan_route")).unwrap(), before, "a tool without misses is untouched");
+    let cache: Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(gtb_world::cache_path(&copy, "search_poi")).unwrap())
+            .unwrap();
+    assert_eq!(
+        cache[&gtb_world::cache_key(&held)],
+        held_answer.as_str(),
+        "an entry is never replaced"
+    );
+    assert_eq!(
+        std::fs::read(gtb_world::cache_path(&copy, "plan_route")).unwrap(),
+        before,
+        "a tool without misses is untouched"
+    );
     // filling again changes no byte
-    let snapshot: Vec<Vec<u8>> = ["search_poi", "maps_weather"].iter().map(|t| std::fs::read(gtb_world::cache_path(&copy, t)).unwrap()).collect();
+    let snapshot: Vec<Vec<u8>> = ["search_poi", "maps_weather"]
+        .iter()
+        .map(|t| std::fs::read(gtb_world::cache_path(&copy, t)).unwrap())
+        .collect();
     let manifest = std::fs::read(copy.join("manifest.json")).unwrap();
-    let o = gtb(&["tools", "fill", copy.to_str().unwrap(), "--missed", missed.to_str().unwrap()]);
+    let o = gtb(&[
+        "tools",
+        "fill",
+        copy.to_str().unwrap(),
+        "--missed",
+        missed.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
-    let again: Vec<Vec<u8>> = ["search_poi", "maps_weather"].iter().map(|t| std::fs::read(gtb_world::cache_path(&copy, t)).unwrap()).collect();
+    let again: Vec<Vec<u8>> = ["search_poi", "maps_weather"]
+        .iter()
+        .map(|t| std::fs::read(gtb_world::cache_path(&copy, t)).unwrap())
+        .collect();
     assert_eq!(snapshot, again);
     assert_eq!(manifest, std::fs::read(copy.join("manifest.json")).unwrap());
 }
@@ -486,19 +697,57 @@ fn issue28_fill_bad_input_names_the_file_record_and_field() {
     let before = std::fs::read(copy.join("manifest.json")).unwrap();
     let good = r#"{"params": "{\"city\": \"杭州\", \"keywords\": \"景点\"}", "simulated_result": "x", "timestamp": 1.0}"#;
     let cases = [
-        ("search_poi", "{\"params\": 1}".to_string(), vec!["search_poi_missed.json", "not a JSON array"]),
-        ("search_poi", format!("[{good}, 7]"), vec!["search_poi_missed.json", "record 2", "not an object"]),
-        ("search_poi", format!("[{good}, {{\"timestamp\": 1}}]"), vec!["record 2", "field params: missing"]),
-        ("maps_geo", format!("[{good}, {good}, {{\"params\": 5}}]"), vec!["maps_geo_missed.json", "record 3", "field params: not a string"]),
-        ("search_poi", r#"[{"params": "{\"city\": "}]"#.to_string(), vec!["record 1", "field params: not JSON"]),
-        ("search_poi", r#"[{"params": "[1]"}]"#.to_string(), vec!["record 1", "field params: not a JSON object"]),
-        ("teleport", format!("[{good}]"), vec!["teleport_missed.json", "not one of the release's tools"]),
+        (
+            "search_poi",
+            "{\"params\": 1}".to_string(),
+            vec!["search_poi_missed.json", "not a JSON array"],
+        ),
+        (
+            "search_poi",
+            format!("[{good}, 7]"),
+            vec!["search_poi_missed.json", "record 2", "not an object"],
+        ),
+        (
+            "search_poi",
+            format!("[{good}, {{\"timestamp\": 1}}]"),
+            vec!["record 2", "field params: missing"],
+        ),
+        (
+            "maps_geo",
+            format!("[{good}, {good}, {{\"params\": 5}}]"),
+            vec![
+                "maps_geo_missed.json",
+                "record 3",
+                "field params: not a string",
+            ],
+        ),
+        (
+            "search_poi",
+            r#"[{"params": "{\"city\": "}]"#.to_string(),
+            vec!["record 1", "field params: not JSON"],
+        ),
+        (
+            "search_poi",
+            r#"[{"params": "[1]"}]"#.to_string(),
+            vec!["record 1", "field params: not a JSON object"],
+        ),
+        (
+            "teleport",
+            format!("[{good}]"),
+            vec!["teleport_missed.json", "not one of the release's tools"],
+        ),
     ];
     for (tool, text, wants) in cases {
         let missed = tempfile::tempdir().unwrap();
         std::fs::write(missed.path().join("maps_weather_missed.json"), "[]").unwrap();
         std::fs::write(missed.path().join(format!("{tool}_missed.json")), &text).unwrap();
-        let o = gtb(&["tools", "fill", copy.to_str().unwrap(), "--missed", missed.path().to_str().unwrap()]);
+        let o = gtb(&[
+            "tools",
+            "fill",
+            copy.to_str().unwrap(),
+            "--missed",
+            missed.path().to_str().unwrap(),
+        ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{text}: accepted");
         for w in wants {
@@ -506,11 +755,34 @@ fn issue28_fill_bad_input_names_the_file_record_and_field() {
         }
         assert!(!err.contains("panicked"), "{err}");
     }
-    assert_eq!(std::fs::read(copy.join("manifest.json")).unwrap(), before, "bad input writes nothing");
-    let o = gtb(&["tools", "fill", tmp.path().join("nowhere").to_str().unwrap(), "--missed", tmp.path().to_str().unwrap()]);
-    assert!(o.status.success(), "a folder without missed files has nothing to fill");
+    assert_eq!(
+        std::fs::read(copy.join("manifest.json")).unwrap(),
+        before,
+        "bad input writes nothing"
+    );
+    let o = gtb(&[
+        "tools",
+        "fill",
+        tmp.path().join("nowhere").to_str().unwrap(),
+        "--missed",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "a folder without missed files has nothing to fill"
+    );
     let empty = tempfile::tempdir().unwrap();
-    std::fs::write(empty.path().join("search_poi_missed.json"), format!("[{good}]")).unwrap();
-    let o = gtb(&["tools", "fill", tmp.path().join("nowhere").to_str().unwrap(), "--missed", empty.path().to_str().unwrap()]);
+    std::fs::write(
+        empty.path().join("search_poi_missed.json"),
+        format!("[{good}]"),
+    )
+    .unwrap();
+    let o = gtb(&[
+        "tools",
+        "fill",
+        tmp.path().join("nowhere").to_str().unwrap(),
+        "--missed",
+        empty.path().to_str().unwrap(),
+    ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a published split"));
 }

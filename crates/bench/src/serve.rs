@@ -83,7 +83,11 @@ fn exchange(conn: &mut BufReader<TcpStream>, req: &[u8]) -> anyhow::Result<()> {
 }
 
 /// `clients` connections sending `REQUESTS` requests in all: wall time and each latency.
-fn run(addr: SocketAddr, reqs: &Arc<Vec<Vec<u8>>>, clients: usize) -> anyhow::Result<(Duration, Vec<Duration>)> {
+fn run(
+    addr: SocketAddr,
+    reqs: &Arc<Vec<Vec<u8>>>,
+    clients: usize,
+) -> anyhow::Result<(Duration, Vec<Duration>)> {
     let t = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|c| {
@@ -103,7 +107,10 @@ fn run(addr: SocketAddr, reqs: &Arc<Vec<Vec<u8>>>, clients: usize) -> anyhow::Re
         .collect();
     let mut lat = Vec::with_capacity(REQUESTS);
     for w in workers {
-        lat.extend(w.join().map_err(|_| anyhow::anyhow!("a client panicked"))??);
+        lat.extend(
+            w.join()
+                .map_err(|_| anyhow::anyhow!("a client panicked"))??,
+        );
     }
     Ok((t.elapsed(), lat))
 }
@@ -120,7 +127,8 @@ pub fn bench(split: &Path) -> anyhow::Result<()> {
     });
     let addr = rx.recv()?;
     let calls = calls(split, 100)?;
-    let reqs: Arc<Vec<Vec<u8>>> = Arc::new(calls.iter().map(|(t, p)| request(addr, t, p)).collect());
+    let reqs: Arc<Vec<Vec<u8>>> =
+        Arc::new(calls.iter().map(|(t, p)| request(addr, t, p)).collect());
     println!(
         "gtb tools serve: world of {} opened in {:.3}s; {} distinct calls of the split's cache",
         split.display(),

@@ -138,7 +138,11 @@ fn parts_text(parts: &[Value], i: usize) -> Result<String, BadRequest> {
     for (k, p) in parts.iter().enumerate() {
         match p.get("text") {
             Some(Value::String(t)) => text.push_str(t),
-            Some(_) => return Err(bad(format!("messages[{i}].content[{k}].text: not a string"))),
+            Some(_) => {
+                return Err(bad(format!(
+                    "messages[{i}].content[{k}].text: not a string"
+                )));
+            }
             // an image or another kind of part carries no text
             None if p.is_object() => {}
             None => return Err(bad(format!("messages[{i}].content[{k}]: not an object"))),
@@ -180,7 +184,9 @@ fn read_ask(text: &str) -> Result<(&str, Map<String, Value>), String> {
     let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
     match values.next() {
         Some(Ok(Value::Object(params))) => Ok((tool, params)),
-        Some(Ok(_)) => Err(format!("the parameters after \"{PARAMS_LABEL}\" are not an object")),
+        Some(Ok(_)) => Err(format!(
+            "the parameters after \"{PARAMS_LABEL}\" are not an object"
+        )),
         Some(Err(e)) => Err(format!(
             "the parameters after \"{PARAMS_LABEL}\" are not JSON ({:?} error at line {} \
              column {} of them)",
