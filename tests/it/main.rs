@@ -35,6 +35,7 @@ mod store_chinatravel;
 mod store_osm;
 mod store_release;
 mod store_table;
+mod tools_fill;
 mod tools_serve;
 mod transport_calibration;
 mod validate_checks;
