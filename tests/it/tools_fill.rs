@@ -21,6 +21,17 @@ fn missed_file(calls: &[Map<String, Value>]) -> String {
     serde_json::to_string_pretty(&records).unwrap()
 }
 
+/// `gtb tools fill SPLIT --missed DIR`.
+fn fill(split: &Path, missed: &Path) -> std::process::Output {
+    gtb(&[
+        "tools",
+        "fill",
+        split.to_str().unwrap(),
+        "--missed",
+        missed.to_str().unwrap(),
+    ])
+}
+
 fn sha256(path: &Path) -> String {
     gtb_core::digest::sha256_file(path).unwrap()
 }
@@ -62,13 +73,7 @@ fn issue28_fill_adds_the_missed_calls_so_a_rerun_hits() {
     .unwrap();
     std::fs::write(missed.join("notes.txt"), "not a missed-calls file").unwrap();
     let before = std::fs::read(gtb_world::cache_path(&copy, "plan_route")).unwrap();
-    let o = gtb(&[
-        "tools",
-        "fill",
-        copy.to_str().unwrap(),
-        "--missed",
-        missed.to_str().unwrap(),
-    ]);
+    let o = fill(&copy, &missed);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let report = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -128,13 +133,7 @@ fn issue28_fill_adds_the_missed_calls_so_a_rerun_hits() {
         .map(|t| std::fs::read(gtb_world::cache_path(&copy, t)).unwrap())
         .collect();
     let manifest = std::fs::read(copy.join("manifest.json")).unwrap();
-    let o = gtb(&[
-        "tools",
-        "fill",
-        copy.to_str().unwrap(),
-        "--missed",
-        missed.to_str().unwrap(),
-    ]);
+    let o = fill(&copy, &missed);
     assert!(o.status.success());
     let again: Vec<Vec<u8>> = ["search_poi", "maps_weather"]
         .iter()
@@ -196,13 +195,7 @@ fn issue28_fill_bad_input_names_the_file_record_and_field() {
         let missed = tempfile::tempdir().unwrap();
         std::fs::write(missed.path().join("maps_weather_missed.json"), "[]").unwrap();
         std::fs::write(missed.path().join(format!("{tool}_missed.json")), &text).unwrap();
-        let o = gtb(&[
-            "tools",
-            "fill",
-            copy.to_str().unwrap(),
-            "--missed",
-            missed.path().to_str().unwrap(),
-        ]);
+        let o = fill(&copy, missed.path());
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{text}: accepted");
         for w in wants {
@@ -215,13 +208,7 @@ fn issue28_fill_bad_input_names_the_file_record_and_field() {
         before,
         "bad input writes nothing"
     );
-    let o = gtb(&[
-        "tools",
-        "fill",
-        tmp.path().join("nowhere").to_str().unwrap(),
-        "--missed",
-        tmp.path().to_str().unwrap(),
-    ]);
+    let o = fill(&tmp.path().join("nowhere"), tmp.path());
     assert!(
         o.status.success(),
         "a folder without missed files has nothing to fill"
@@ -232,12 +219,6 @@ fn issue28_fill_bad_input_names_the_file_record_and_field() {
         format!("[{good}]"),
     )
     .unwrap();
-    let o = gtb(&[
-        "tools",
-        "fill",
-        tmp.path().join("nowhere").to_str().unwrap(),
-        "--missed",
-        empty.path().to_str().unwrap(),
-    ]);
+    let o = fill(&tmp.path().join("nowhere"), empty.path());
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a published split"));
 }
