@@ -162,10 +162,22 @@ impl Agent {
                 end_time,
                 ..
             } => {
+                // a name the release reads as a coordinate is sent as the POI's `location`
+                let mut place = |x: &str| {
+                    if x.chars().take(3).all(|ch| ch.is_ascii_digit()) {
+                        self.poi(c, x, city)["location"]
+                            .as_str()
+                            .unwrap()
+                            .to_string()
+                    } else {
+                        x.to_string()
+                    }
+                };
+                let (o, d) = (place(from), place(to));
                 let r = self.call(
                     c,
                     "plan_route",
-                    json!({"origin": from, "destination": to, "city": city}),
+                    json!({"origin": o, "destination": d, "city": city}),
                 );
                 let Some(r) = r else { return };
                 let m = r["minutes"].as_u64().unwrap() as u32;

@@ -108,38 +108,25 @@ impl World<'_> {
     fn city_calls(&self, calls: &mut Calls, c: CityId, words: &BTreeSet<String>) {
         let city = &self.res.cities[c as usize].name;
         let forms = city_forms(city);
-        for f in &forms {
-            for w in ["景点", "餐厅", "酒店"] {
-                add(calls, "search_poi", json!({"keywords": w, "city": f}));
-                add(
-                    calls,
-                    "search_poi",
-                    json!({"keywords": w, "city": f, "page": 1, "page_size": 10}),
-                );
-                add(
-                    calls,
-                    "search_poi",
-                    json!({"keywords": w, "city": f, "page": 2}),
-                );
-                for s in ["relevance", "rating", "price_low", "price_high", "distance"] {
-                    add(
-                        calls,
-                        "search_poi",
-                        json!({"keywords": w, "city": f, "sort_by": s}),
-                    );
-                }
+        let mut poi = |v: Value| add(calls, "search_poi", v);
+        for w in ["景点", "餐厅", "酒店"] {
+            poi(json!({"keywords": w, "city": city, "page": 2}));
+            for s in ["relevance", "rating", "price_low", "price_high", "distance"] {
+                poi(json!({"keywords": w, "city": city, "sort_by": s}));
             }
-            for w in ["美食", "景区", "住宿", "宾馆", "小吃"] {
-                add(calls, "search_poi", json!({"keywords": w, "city": f}));
+        }
+        for f in &forms {
+            for w in [
+                "景点", "餐厅", "酒店", "美食", "景区", "住宿", "宾馆", "小吃",
+            ] {
+                poi(json!({"keywords": w, "city": f}));
+                poi(json!({"keywords": w, "city": f, "page": 1, "page_size": 10}));
             }
             for w in words {
-                add(calls, "search_poi", json!({"keywords": w, "city": f}));
-                add(
-                    calls,
-                    "search_poi",
-                    json!({"keywords": w, "city": f, "page": 1, "page_size": 10}),
-                );
+                poi(json!({"keywords": w, "city": f}));
             }
+        }
+        for f in &forms {
             add(calls, "maps_geo", json!({"address": f}));
             add(
                 calls,
@@ -198,16 +185,8 @@ impl World<'_> {
                     add(calls, "travel_search_flights", base);
                 }
                 let (o, d) = pairs[0];
-                for s in ["price", "duration"] {
-                    let v = json!({"origin": o, "destination": d, "date": date, "sort_by": s});
-                    add(calls, "travel_search_trains", v.clone());
-                    add(calls, "travel_search_flights", v);
-                }
-                add(
-                    calls,
-                    "travel_search_trains",
-                    json!({"origin": o, "destination": d, "date": date, "train_type_filter": "high_speed"}),
-                );
+                let v = json!({"origin": o, "destination": d, "date": date, "sort_by": "price"});
+                add(calls, "travel_search_trains", v);
             }
         }
         for &c in &cities {
@@ -219,54 +198,43 @@ impl World<'_> {
         }
     }
 
-    /// Routes of the witness plans: each transfer, and each hotel to and from each place.
+    /// Routes of the witness plans: each transfer (`city` with and without 市, by car, and
+    /// compared with and without `city`), and each hotel to and from each place.
     fn route_calls(&self, calls: &mut Calls) {
         for tp in &self.facts.tasks {
-            let mut pairs: BTreeSet<(&str, &str)> = tp
-                .pairs
-                .iter()
-                .map(|(a, b)| (a.as_str(), b.as_str()))
-                .collect();
-            for h in &tp.hotels {
-                for p in &tp.places {
-                    pairs.insert((h.as_str(), p.as_str()));
-                    pairs.insert((p.as_str(), h.as_str()));
-                }
-            }
             let forms = city_forms(&tp.city);
-            for (o, d) in pairs {
+            let full = &forms[0];
+            let Some(c) = self.city(&tp.city) else {
+                continue;
+            };
+            let place = |x: &String| self.call_place(c, x);
+            for (o, d) in tp.pairs.iter().map(|(o, d)| (place(o), place(d))) {
+                let od = |extra: Value| {
+                    let mut v = json!({"origin": o, "destination": d});
+                    if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+                        v.extend(e.clone());
+                    }
+                    v
+                };
                 for f in &forms {
-                    add(
-                        calls,
-                        "plan_route",
-                        json!({"origin": o, "destination": d, "city": f}),
-                    );
-                    add(
-                        calls,
-                        "compare_routes",
-                        json!({"origin": o, "destination": d, "city": f}),
-                    );
+                    add(calls, "plan_route", od(json!({"city": f})));
                 }
                 add(
                     calls,
                     "plan_route",
-                    json!({"origin": o, "destination": d, "city": forms[0], "mode": "transit"}),
+                    od(json!({"city": full, "mode": "driving"})),
                 );
-                add(
-                    calls,
-                    "plan_route",
-                    json!({"origin": o, "destination": d, "city": forms[0], "mode": "driving"}),
-                );
-                add(
-                    calls,
-                    "plan_route",
-                    json!({"origin": o, "destination": d, "mode": "walking"}),
-                );
-                add(
-                    calls,
-                    "compare_routes",
-                    json!({"origin": o, "destination": d}),
-                );
+                add(calls, "compare_routes", od(json!({})));
+                add(calls, "compare_routes", od(json!({"city": full})));
+            }
+            for h in tp.hotels.iter().map(place) {
+                for p in tp.places.iter().map(place) {
+                    for (o, d) in [(&h, &p), (&p, &h)] {
+                        let v = json!({"origin": o, "destination": d, "city": full});
+                        add(calls, "plan_route", v.clone());
+                        add(calls, "compare_routes", v);
+                    }
+                }
             }
         }
         for (a, b, mode, _) in self.facts.trips.keys() {

@@ -216,7 +216,7 @@ impl<'a> World<'a> {
             "maps_weather" => route::weather(params),
             _ => route::web_search(params),
         };
-        Ok(gtb_core::pyjson::to_string(&v))
+        Ok(serde_json::to_string(&v).expect("a JSON value serialises"))
     }
 
     /// The city a name means (`names::CityNames::resolve`).

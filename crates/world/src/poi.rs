@@ -305,7 +305,7 @@ pub(crate) fn fit(mut head: Value, key: &str, mut items: Vec<Value>) -> Value {
         if full != items.len() {
             head["shown"] = items.len().into();
         }
-        let n = gtb_core::pyjson::to_string(&head).chars().count();
+        let n = serde_json::to_string(&head).map_or(0, |s| s.chars().count());
         if n <= MAX_ANSWER_CHARS || items.is_empty() {
             return head;
         }

@@ -6,15 +6,15 @@
 //! group's car), the figures the witness plans use. A pair a witness plan travels (station,
 //! airport or car park included) is answered with the witness's own minutes and mode. A venue
 //! without coordinates (named restaurants and hotels, modelled venues) is placed at the city
-//! centre for the time, and the answer says so; no coordinates are invented for it.
+//! centre for the time, and the answer says so (`at_city_centre`); no coordinates are invented
+//! for it. `modelled` is `ride` (the model) or `witness` (a witness's transfer, which includes
+//! the way into a station or airport or to the car).
 
 use crate::{World, no_data, param};
 use gtb_plan::day::{ride_minutes_km, ride_mode_km};
 use gtb_resources::CityId;
 use gtb_resources::geodesy::distance_km;
 use serde_json::{Map, Value, json};
-
-const ROUTE_NOTE: &str = "gtb的市内交通模型（modelled）：门到门12分钟+每公里2.4分钟，最多90分钟，按5分钟取整；1.5公里内步行，否则打车（自驾团队为自驾）；见证方案使用同一数字";
 
 /// A route between two places: minutes, the way, and what is approximate.
 pub struct Route {
@@ -48,7 +48,11 @@ impl World<'_> {
     /// unknown.
     pub fn route(&self, c: CityId, o: &str, d: &str, driving: bool) -> Option<Route> {
         let city = &self.res.cities[c as usize];
-        let key = (city.name.clone(), o.to_string(), d.to_string());
+        let key = (
+            city.name.clone(),
+            self.place_name(c, o),
+            self.place_name(c, d),
+        );
         if let Some((m, mode)) = self.facts.transfers.get(&key) {
             return Some(Route {
                 minutes: *m,
@@ -84,6 +88,27 @@ impl World<'_> {
         })
     }
 
+    /// A place as a route call names it: the name itself, or for `lng,lat` the attraction
+    /// there (as the answers write its `location`), so that a witness's transfer is found
+    /// either way.
+    fn place_name(&self, c: CityId, place: &str) -> String {
+        let at = self.res.attractions[c as usize]
+            .iter()
+            .find(|a| format!("{},{}", a.lng, a.lat) == place.trim());
+        at.map_or_else(|| place.to_string(), |a| a.name.clone())
+    }
+
+    /// The form of a place that a route call can use: its name, or `lng,lat` for an attraction
+    /// whose name the release's rules read as a coordinate (it begins with three digits).
+    pub fn call_place(&self, c: CityId, name: &str) -> String {
+        let digits = name.chars().take(3).filter(char::is_ascii_digit).count() == 3;
+        let city = &self.res.cities[c as usize].name;
+        match self.db.find(name, city).and_then(|p| self.coords(c, p)) {
+            Some((lat, lng)) if digits => format!("{lng},{lat}"),
+            _ => name.to_string(),
+        }
+    }
+
     fn route_answer(&self, p: &Map<String, Value>, compare: bool) -> Value {
         let (o, d) = (
             param(p, "origin").unwrap_or(""),
@@ -117,15 +142,15 @@ impl World<'_> {
             v["distance_km"] = km.into();
         }
         if !r.at_centre.is_empty() {
-            v["approximate"] = format!("{}无坐标，按市中心估算", r.at_centre.join("、")).into();
+            // no coordinates: the time is from the city centre (none is invented)
+            let which: Vec<&str> = r
+                .at_centre
+                .iter()
+                .map(|x| if x == o { "origin" } else { "destination" })
+                .collect();
+            v["at_city_centre"] = which.into();
         }
-        v["note"] = if r.witness {
-            "与见证方案的市内交通一致（含进出站/机场/取车时间）".into()
-        } else if compare {
-            format!("{ROUTE_NOTE}；gtb不分别模拟公交、骑行").into()
-        } else {
-            ROUTE_NOTE.into()
-        };
+        v["modelled"] = if r.witness { "witness" } else { "ride" }.into();
         v
     }
 

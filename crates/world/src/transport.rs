@@ -13,13 +13,15 @@ use serde_json::{Map, Value, json};
 /// The modelled daily departures per mode before the pair's offset (minutes after midnight).
 fn pattern(mode: &str) -> &'static [u32] {
     match mode {
-        "高铁" => &[420, 510, 600, 690, 780, 870, 960, 1050, 1140],
-        "火车" => &[495, 825, 1290],
-        _ => &[490, 760, 1040],
+        "高铁" => &[450, 630, 840, 1050],
+        "火车" => &[495, 1290],
+        _ => &[490, 840, 1080],
     }
 }
 
-const TIMETABLE_NOTE: &str = "车次/航班号与发车时刻为gtb按路网模型生成的示意时刻表（modelled，非真实时刻表）；历时(minutes)与票价(price，元/人)取自gtb的交通表，与见证方案一致";
+/// The label of a timetable answer: numbers and departure times are modelled (docs/HARNESS.md);
+/// `minutes` and `price` (CNY per person) are the transport table's.
+const TIMETABLE_NOTE: &str = "modelled";
 
 /// One modelled service.
 struct Service<'o> {
@@ -109,15 +111,23 @@ impl World<'_> {
         if arrive >= 24 * 60 {
             v["arrive_day_offset"] = (arrive / (24 * 60)).into();
         }
-        if o.transfers > 0 {
-            v["transfers"] = o.transfers.into();
-            v["via"] = o.via.clone().into();
-        }
-        if flight {
-            let c = |x: CityId| self.res.cities[x as usize].airports.join("/");
-            v["airports"] = format!("{}→{}", c(a), c(b)).into();
-        }
         v
+    }
+
+    /// What every service of a mode shares beyond its times: the changes on the way (`via`,
+    /// per mode) and, for flights, the airports.
+    fn shared_json(&self, a: CityId, b: CityId, list: &[Service], head: &mut Value) {
+        let mut via = Map::new();
+        for s in list.iter().filter(|s| s.option.transfers > 0) {
+            via.insert(s.option.mode.to_string(), s.option.via.clone().into());
+        }
+        if !via.is_empty() {
+            head["via"] = Value::Object(via);
+        }
+        if list.iter().any(|s| s.option.mode == "飞机") {
+            let c = |x: CityId| self.res.cities[x as usize].airports.join("/");
+            head["airports"] = format!("{}→{}", c(a), c(b)).into();
+        }
     }
 
     fn timetable(&self, p: &Map<String, Value>, modes: &[&str], flight: bool) -> Value {
@@ -165,8 +175,9 @@ impl World<'_> {
                 &format!("gtb的交通表中没有符合条件的{what}"),
             );
         }
-        let head = json!({"status": "ok", "origin": from, "destination": to, "date": date,
-            "total": list.len(), "note": TIMETABLE_NOTE});
+        let mut head = json!({"status": "ok", "origin": from, "destination": to, "date": date,
+            "total": list.len(), "schedule": TIMETABLE_NOTE});
+        self.shared_json(a, b, &list, &mut head);
         let items = list
             .iter()
             .map(|s| self.service_json(a, b, s, flight))
