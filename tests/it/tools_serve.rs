@@ -325,25 +325,35 @@ print(json.dumps("".join(parts).strip(), ensure_ascii=False))
 #[ignore = "needs Python `openai`: run by `make test` (scripts/engine-test.sh python-openai tools_serve::)"]
 fn engine_issue28_the_openai_client_gets_the_worlds_answer() {
     let py = crate::common::engine("GTB_PYTHON_OPENAI", "make test");
-    let addr = start(Arc::new(Table));
-    let p = json!({"city": "苏州市", "keywords": "园林", "page_size": 10});
-    let out = std::process::Command::new(py)
-        .args([
-            "-c",
-            PY_CLIENT,
-            &format!("http://{addr}/v1"),
-            "search_poi",
-            &p.to_string(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: String = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(got, "{\"city\": \"苏州市\", \"pois\": []}");
+    let served = Served::start(split());
+    // a cached call of every tool, and a call the cache does not hold
+    let mut calls: Vec<(String, Value, String)> = cached_calls(split(), 1)
+        .into_iter()
+        .map(|(t, p, a)| (t, Value::Object(p), a))
+        .collect();
+    let world = gtb_tools::open_world(split()).unwrap();
+    let miss = params(json!({"city": "苏州市", "keywords": "没有这种地方的关键词"}));
+    let answer = gtb_tools::served_answer(world.as_ref(), "search_poi", &miss);
+    calls.push(("search_poi".into(), Value::Object(miss), answer));
+    for (tool, p, answer) in calls {
+        let out = std::process::Command::new(&py)
+            .args([
+                "-c",
+                PY_CLIENT,
+                &format!("http://{}/v1", served.addr),
+                &tool,
+                &p.to_string(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: String = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(got, answer, "{tool} {p}");
+    }
 }
 
 // ---- over a built split's world (the `gtb` binary, as a user runs it) ----
