@@ -560,3 +560,35 @@ fn issue28_serve_answers_16_concurrent_clients_from_the_world() {
         c.join().expect("a client failed");
     }
 }
+
+#[test]
+fn issue28_serve_refuses_a_bad_host_and_a_folder_without_a_world() {
+    let o = gtb(&[
+        "tools",
+        "serve",
+        "--split",
+        "nowhere",
+        "--host",
+        "my.example",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("--host \"my.example\": not an IP address"),
+        "{err}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = gtb(&[
+        "tools",
+        "serve",
+        "--split",
+        tmp.path().to_str().unwrap(),
+        "--port",
+        "0",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("manifest.json"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "nothing listens");
+}
