@@ -58,8 +58,8 @@ fn issue28_fill_adds_the_missed_calls_so_a_rerun_hits() {
     let new_poi = params(json!({"city": city, "keywords": "没有这种地方的关键词", "page": 1}));
     let new_weather = params(json!({"location": city, "date": "2027-01-05"}));
     let (_, held, held_answer) = calls.iter().find(|c| c.0 == "search_poi").unwrap().clone();
-    let missed = tmp.path().join("missed");
-    std::fs::create_dir_all(&missed).unwrap();
+    // the harness writes its misses beside the cache it reads (SANDBOX_CACHE_DIR)
+    let missed = copy.join("sandbox_cache");
     // the same call missed on every trial, and a call the cache already holds
     std::fs::write(
         missed.join("search_poi_missed.json"),
