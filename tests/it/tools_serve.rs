@@ -187,6 +187,20 @@ fn issue28_serve_answers_the_simulation_prompt_plain_and_streamed() {
     let v: Value = serde_json::from_str(&content(&r)).unwrap();
     assert_eq!(v["status"], "no_data");
     assert_eq!(v["tool"], "maps_weather");
+    // content as a list of text parts, the parameters split across two of them
+    let parts = json!({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "请为以下参数生成 search_poi 工具的模拟返回结果：\n\n参数：{\"city\": "},
+        {"type": "image_url", "image_url": {"url": "data:,"}},
+        {"type": "text", "text": "\"宁波市\"}\n\n要求：……"},
+    ]}]});
+    let r = http(
+        addr,
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        parts.to_string().as_bytes(),
+    );
+    assert_eq!(content(&r), "{\"city\": \"宁波市\", \"pois\": []}");
     let models: Value =
         serde_json::from_str(&http(addr, "GET", "/v1/models", &[], b"").body).unwrap();
     assert_eq!(models["data"][0]["id"], gtb_tools::reply::MODEL);
