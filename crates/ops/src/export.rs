@@ -75,6 +75,8 @@ pub struct ExportSummary {
     pub gtb_version: &'static str,
     pub splits: Vec<ExportedSplit>,
     pub files: Vec<ExportedFile>,
+    /// each split's world (docs/HARNESS.md), copied as it is under `world/<split>/`
+    pub world: Vec<ExportedFile>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -230,7 +232,7 @@ fn world_files(s: &source::SplitSource, staging: &Path) -> Result<Vec<(PathBuf, 
 /// and the new listing last.
 fn publish(
     out: &Path,
-    staged: &[(PathBuf, ExportedFile)],
+    staged: &[&(PathBuf, ExportedFile)],
     card: Option<&str>,
     summary: &ExportSummary,
 ) -> Result<()> {
@@ -239,7 +241,8 @@ fn publish(
         std::fs::remove_file(&listing)
             .with_context(|| format!("removing {}", listing.display()))?;
         let old: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let old_files = old["files"].as_array().cloned().unwrap_or_default();
+        let listed = |k: &str| old[k].as_array().cloned().unwrap_or_default();
+        let old_files = [listed("files"), listed("world")].concat();
         for f in old_files.iter().filter_map(|f| f["path"].as_str()) {
             std::fs::remove_file(out.join(f)).ok();
         }
@@ -291,8 +294,9 @@ fn export_into(
     for s in &splits {
         staged.extend(list_files(opts.format, s)?);
     }
+    let mut world = Vec::new();
     for s in sources {
-        staged.extend(world_files(s, staging)?);
+        world.extend(world_files(s, staging)?);
     }
     let summary = ExportSummary {
         format: opts.format,
@@ -307,6 +311,7 @@ fn export_into(
             })
             .collect(),
         files: staged.iter().map(|(_, f)| f.clone()).collect(),
+        world: world.iter().map(|(_, f)| f.clone()).collect(),
     };
     let card = (opts.format == ExportFormat::Hf).then(|| {
         let cards: Vec<card::SplitCard> = splits
@@ -316,7 +321,7 @@ fn export_into(
                 rows: s.rows,
                 files: staged
                     .iter()
-                    .filter(|(_, f)| f.split == s.source.name && f.path.ends_with(".parquet"))
+                    .filter(|(_, f)| f.split == s.source.name)
                     .map(|(_, f)| f.path.clone())
                     .collect(),
                 source_sha256: &s.source_sha256,
@@ -327,6 +332,7 @@ fn export_into(
             .collect();
         card::render(&opts.license, &cards)
     });
-    publish(&opts.out, &staged, card.as_deref(), &summary)?;
+    let moved: Vec<&(PathBuf, ExportedFile)> = staged.iter().chain(&world).collect();
+    publish(&opts.out, &moved, card.as_deref(), &summary)?;
     Ok(summary)
 }
