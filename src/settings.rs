@@ -30,6 +30,8 @@ pub enum Resolved {
     Solve(gtb_ops::solve::SolveOptions),
     Score(gtb_ops::score::ScoreOptions, ScoreGate),
     PoiTable { out: PathBuf, world: bool },
+    ToolsServe(gtb_tools::ServeOptions),
+    ToolsFill(gtb_tools::FillOptions),
 }
 
 /// What makes `gtb score` fail besides an invalid plan.
@@ -112,9 +114,35 @@ impl Settings {
                     world: a.world,
                 }
             }
+            Command::Tools(t) => match t.command {
+                args::ToolsCommand::Serve(a) => Resolved::ToolsServe(gtb_tools::ServeOptions {
+                    addr: listen_addr(&a.host, a.port)?,
+                    split: a.split,
+                }),
+                args::ToolsCommand::Fill(a) => Resolved::ToolsFill(gtb_tools::FillOptions {
+                    split: a.split_dir,
+                    missed: a.missed,
+                    wait: a.wait,
+                }),
+            },
         };
         Ok(Settings { cfg, command })
     }
+}
+
+/// `--host H --port P` as an address to bind: an IP address, or `localhost` (loopback).
+fn listen_addr(host: &str, port: u16) -> Result<std::net::SocketAddr> {
+    let ip = match host {
+        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
+        h => h
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .with_context(|| {
+                format!("--host {h:?}: not an IP address (127.0.0.1, ::1, 0.0.0.0, localhost)")
+            })?,
+    };
+    Ok(std::net::SocketAddr::new(ip, port))
 }
 
 /// `--config FILE`, else ./gtb.toml when present, else the built-in defaults.

@@ -348,6 +348,50 @@ pub struct ScoreArgs {
     pub inputs: PlanInputs,
 }
 
+/// `gtb tools`: the long tail of a split's world.
+#[derive(Args, Debug)]
+pub struct ToolsArgs {
+    #[command(subcommand)]
+    pub command: ToolsCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ToolsCommand {
+    /// An OpenAI-compatible endpoint that stands in for the release harness's tool simulator
+    /// (point its TOOL_API_BASE at http://HOST:PORT/v1): a call that misses the split's cache is
+    /// answered from the split's world, or with an explicit no-data answer, never an invented one
+    Serve(ServeArgs),
+    /// Answer the calls a finished run missed (the harness's <tool>_missed.json files) from the
+    /// split's world and add them to the split's sandbox cache, so that a rerun hits
+    Fill(FillArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The split folder (a build's --out: sandbox_cache/, manifest.json)
+    #[arg(long, value_name = "DIR")]
+    pub split: PathBuf,
+    /// Address to listen on (loopback by default; another address serves the network)
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on (0: any free port, printed at start)
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+}
+
+#[derive(Args, Debug)]
+pub struct FillArgs {
+    /// The split folder (a build's --out)
+    pub split_dir: PathBuf,
+    /// Folder of the run's <tool>_missed.json files (the harness writes them into its
+    /// SANDBOX_CACHE_DIR)
+    #[arg(long, value_name = "DIR")]
+    pub missed: PathBuf,
+    /// When a build holds the split folder, wait for it instead of failing at once
+    #[arg(long)]
+    pub wait: bool,
+}
+
 #[derive(Subcommand, Debug)]
 #[allow(clippy::large_enum_variant)] // parsed once per process; boxing would only add noise
 pub enum Command {
@@ -383,4 +427,7 @@ pub enum Command {
     /// Write the POI table plans are scored against (real attractions, restaurants, hotels) in
     /// the release's all_poi_by_city.json layout, for its evaluator
     PoiTable(PoiTableArgs),
+    /// The tool sandbox of a split: `serve` answers the release harness's simulated tool calls
+    /// from the split's world, `fill` adds a run's missed calls to the split's cache
+    Tools(ToolsArgs),
 }

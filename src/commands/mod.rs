@@ -11,6 +11,7 @@ mod poi_table;
 mod sample;
 mod score;
 mod solve;
+mod tools;
 mod transport;
 mod validate;
 
@@ -32,5 +33,7 @@ pub fn run(s: Settings) -> Result<()> {
         Resolved::Solve(opts) => solve::run(cfg, &opts),
         Resolved::Score(opts, gate) => score::run(cfg, &opts, gate),
         Resolved::PoiTable { out, world } => poi_table::run(cfg, &out, world),
+        Resolved::ToolsServe(opts) => tools::serve(&opts, cfg.run.threads),
+        Resolved::ToolsFill(opts) => tools::fill(&opts),
     }
 }

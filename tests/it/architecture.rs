@@ -6,7 +6,7 @@ use crate::common::root;
 use std::collections::BTreeMap;
 
 /// docs/ARCHITECTURE.md, "Crates, by layer" (dev-only crates sit outside the layers).
-const LAYERS: [(&str, u32); 23] = [
+const LAYERS: [(&str, u32); 24] = [
     ("gtb-core", 0),
     ("gtb-plan", 0),
     ("gtb-parquet", 0),
@@ -26,6 +26,7 @@ const LAYERS: [(&str, u32); 23] = [
     ("gtb-world", 3),
     ("gtb-ops", 4),
     ("gtb-build", 5),
+    ("gtb-tools", 5),
     ("gtb", 6),
     ("gtb-fake-llm", 7),
     ("gtb-pbf-write", 7),

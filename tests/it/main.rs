@@ -36,6 +36,8 @@ mod store_missing;
 mod store_osm;
 mod store_release;
 mod store_table;
+mod tools_fill;
+mod tools_serve;
 mod transport_calibration;
 mod validate_checks;
 mod validate_inputs;

@@ -21,8 +21,10 @@
 //! The OpenStreetMap import alone: `gtb-bench osm-import`. The witness search's CPU per task
 //! (median and p99 by difficulty) of any task file: `gtb-bench solver-cpu TASKS [--threads N]`.
 //! A split's world (issue 28: the tool sandbox of the default split and of 10,000 tasks):
-//! `gtb-bench world`.
+//! `gtb-bench world`. `gtb tools serve` alone (latency and throughput at concurrency 1 and 16
+//! over the default split's world): `gtb-bench serve`.
 
+mod serve;
 mod solver_cpu;
 mod world;
 
@@ -129,6 +131,14 @@ fn main() -> anyhow::Result<()> {
         Some("fixture-release") => return fixture_release(&args[2..]),
         Some("import-release") => return import_release(&args[2..]),
         Some("solver-cpu") => return solver_cpu::command(&args[2..]),
+        Some("serve") => {
+            let dir = std::env::temp_dir().join(format!("gtb-bench-serve-{}", std::process::id()));
+            let c = cfg(650, &dir);
+            gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
+            let r = serve::bench(&c.run.out);
+            std::fs::remove_dir_all(&dir).ok();
+            return r;
+        }
         Some("world") => {
             let dir = std::env::temp_dir().join(format!("gtb-bench-world-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
@@ -201,6 +211,9 @@ fn main() -> anyhow::Result<()> {
         export_split(&c.run.out, &dir.join("export"), n)?;
         if c.solve.enabled {
             solve_witnesses(&c, &s.splits[0].path)?;
+        }
+        if n == 650 {
+            serve::bench(&c.run.out)?;
         }
     }
     validate_at_scale(&dir)?;
