@@ -25,10 +25,26 @@ pub enum Ty {
     OptNum,
 }
 
-/// A tool's parameters: name, type, required.
-pub fn schema(tool: &str) -> Option<&'static [(&'static str, Ty, bool)]> {
+/// A parameter: name, type, required.
+pub type Param = (&'static str, Ty, bool);
+
+/// The parameters of the two timetable searches, before the one each has of its own.
+const TRIP: [Param; 6] = [
+    ("origin", Ty::Str, true),
+    ("destination", Ty::Str, true),
+    ("date", Ty::Str, true),
+    ("depart_time_start", Ty::OptStr, false),
+    ("depart_time_end", Ty::OptStr, false),
+    ("sort_by", Ty::OptStr, false),
+];
+
+/// The two ends of the three route tools.
+const ENDS: [Param; 2] = [("origin", Ty::Str, true), ("destination", Ty::Str, true)];
+
+/// A tool's parameters, in the order of its schema.
+pub fn schema(tool: &str) -> Option<Vec<Param>> {
     use Ty::*;
-    Some(match tool {
+    let own: &[Param] = match tool {
         "maps_geo" => &[("address", Str, true), ("city", OptStr, false)],
         "maps_weather" => &[
             ("location", Str, true),
@@ -49,40 +65,16 @@ pub fn schema(tool: &str) -> Option<&'static [(&'static str, Ty, bool)]> {
             ("page", Int, false),
             ("page_size", Int, false),
         ],
-        "travel_search_trains" => &[
-            ("origin", Str, true),
-            ("destination", Str, true),
-            ("date", Str, true),
-            ("depart_time_start", OptStr, false),
-            ("depart_time_end", OptStr, false),
-            ("sort_by", OptStr, false),
-            ("train_type_filter", OptStr, false),
-        ],
-        "travel_search_flights" => &[
-            ("origin", Str, true),
-            ("destination", Str, true),
-            ("date", Str, true),
-            ("depart_time_start", OptStr, false),
-            ("depart_time_end", OptStr, false),
-            ("sort_by", OptStr, false),
-            ("airport", OptStr, false),
-        ],
+        "travel_search_trains" => &[("train_type_filter", OptStr, false)],
+        "travel_search_flights" => &[("airport", OptStr, false)],
         "plan_route" => &[
-            ("origin", Str, true),
-            ("destination", Str, true),
             ("mode", Str, false),
             ("city", OptStr, false),
             ("date", OptStr, false),
             ("time", OptStr, false),
         ],
-        "compare_routes" => &[
-            ("origin", Str, true),
-            ("destination", Str, true),
-            ("city", OptStr, false),
-        ],
+        "compare_routes" => &[("city", OptStr, false)],
         "search_along_route" => &[
-            ("origin", Str, true),
-            ("destination", Str, true),
             ("keywords", Str, true),
             ("mode", Str, false),
             ("city", OptStr, false),
@@ -91,7 +83,13 @@ pub fn schema(tool: &str) -> Option<&'static [(&'static str, Ty, bool)]> {
             ("poi_limit", Int, false),
         ],
         _ => return None,
-    })
+    };
+    let shared: &[Param] = match tool {
+        "travel_search_trains" | "travel_search_flights" => &TRIP,
+        "plan_route" | "compare_routes" | "search_along_route" => &ENDS,
+        _ => &[],
+    };
+    Some(shared.iter().chain(own).copied().collect())
 }
 
 fn type_ok(v: &Value, ty: Ty) -> bool {
@@ -118,12 +116,12 @@ pub fn validate(tool: &str, p: &Map<String, Value>) -> Result<(), String> {
             return Err(format!("未知参数: '{k}'，允许的参数为: {names:?}"));
         }
     }
-    for (n, _, required) in schema {
+    for (n, _, required) in &schema {
         if *required && !p.contains_key(*n) {
             return Err(format!("缺少必填参数: '{n}'"));
         }
     }
-    for (n, ty, _) in schema {
+    for (n, ty, _) in &schema {
         if let Some(v) = p.get(*n)
             && !type_ok(v, *ty)
         {
