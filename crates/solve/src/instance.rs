@@ -15,7 +15,7 @@ use super::model::{self, MealKind};
 use gtb_core::task::{CityPref, Preference, Task};
 use gtb_resources::hours::OpeningHours;
 use gtb_resources::{CityId, Resources};
-use gtb_score::resolver::{Poi, PoiDb, PoiKind, date_parts};
+use gtb_score::resolver::{Poi, PoiDb, PoiKind, date_parts, effective_category};
 use gtb_score::rules::{self, FoodLists};
 
 /// A set of members (bit i = the i-th member in the task's order); groups have at most 6.
@@ -467,6 +467,7 @@ impl<'a> Instance<'a> {
             m.must.push(bits(&f.must_eat, kept));
             if terms.iter().any(|t| t.field == "reject_eat")
                 || f.reject_eat.iter().any(|x| poi.name.contains(x.as_str()))
+                || stand_in_rejected(&lists, poi, cat)
             {
                 m.rejected |= 1 << i;
             }
@@ -612,4 +613,16 @@ fn shortlist(d: &mut Destination, n: usize) {
         }));
     }
     keep(&mut d.hotels, &hotels);
+}
+
+/// Whether a stand-in meal breaks a reject_eat item by the category the split's world lists it
+/// under (`PoiDb::with_stand_ins`, issue 28's one-world rule): the release's evaluator, given
+/// the world's `poi2category`, resolves `朝鲜族冷面（牡丹江市·示意）` to 面馆, so a member who
+/// rejects 面馆 must not be fed it, although the table of real venues resolves it to nothing.
+fn stand_in_rejected(lists: &FoodLists<String>, poi: &Poi, resolved: Option<&str>) -> bool {
+    poi.stand_in
+        && resolved.is_none()
+        && rules::food_terms(lists, &poi.name, effective_category(&poi.category, poi.kind))
+            .iter()
+            .any(|t| t.field == "reject_eat")
 }
