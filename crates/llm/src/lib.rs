@@ -20,14 +20,20 @@
 //! build stops after the batch without committing it.
 
 pub mod cache;
+pub mod city;
 pub mod client;
+mod converse;
+pub mod grounding;
+pub mod member;
 pub mod parse;
 pub mod prompt;
+pub mod schema;
 pub mod stream;
 pub mod window;
 
 use anyhow::{Result, bail};
-use client::{Ask, CallError, Format, Stats, Transport};
+use client::{Format, Stats, Transport};
+use converse::{Said, Unit};
 use gtb_core::config::Config;
 use gtb_core::redact::public_url;
 use gtb_generate::{GenError, Generated, PreferenceGenerator, Request, TaskContext, messages};
@@ -39,13 +45,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Rejected replies kept in the run report (the raw replies are in the cache).
-const MAX_REJECTIONS_LISTED: usize = 500;
+pub(crate) const MAX_REJECTIONS_LISTED: usize = 500;
 
 pub struct LlmGenerator {
     inner: Arc<Inner>,
     rt: tokio::runtime::Runtime,
     version: String,
     max_attractions: usize,
+    granularity: prompt::Granularity,
     validate: gtb_core::config::Validate,
     conflicts: gtb_core::config::Conflicts,
     busy: Mutex<Duration>,
@@ -73,47 +80,22 @@ struct Inner {
     max_tokens: u32,
 }
 
-/// What one task cost, over its attempts and turns.
+/// What one task cost, over its attempts and turns (and, per member, over that member's
+/// requests in per-member generation).
 #[derive(Debug, Default, Clone, serde::Serialize)]
 struct TaskUsage {
     attempts: u64,
     /// replies received (fresh or from the cache): every turn of every attempt
     turns: u64,
     prompt_tokens: u64,
+    /// of those, the tokens the server reported reusing from its prefix cache (not computed)
+    prompt_tokens_cached: u64,
     completion_tokens: u64,
     rejected: u64,
+    /// opening lines written from the templates instead of the model's
     template_lines: u64,
-}
-
-/// A reply's tables (accepted) and its lines or their problems, and the clashes resolved in
-/// the tables.
-type Checked = (
-    Vec<(String, gtb_core::task::Preference)>,
-    Result<Vec<gtb_core::task::Message>, Vec<parse::Problem>>,
-    usize,
-);
-
-/// What the next turn of an attempt asks for.
-enum Next {
-    /// the whole reply: the first turn, or a correction turn after it
-    Whole(Vec<Value>),
-    /// the opening lines alone, for tables that passed (`prompt::lines_request`)
-    Lines {
-        tables: Vec<(String, gtb_core::task::Preference)>,
-        conv: Vec<Value>,
-        schema: String,
-    },
-}
-
-/// How an attempt ended.
-enum JobOut {
-    Done(Generated),
-    /// sound tables, opening lines still bad after the corrections: template lines stand in
-    TemplateLines(Vec<(String, gtb_core::task::Preference)>),
-    /// the request failed for good (the transport booked it)
-    Failed(GenError),
-    /// every turn's reply was rejected (a model answering garbage counts against the run)
-    Rejected(GenError),
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    members: BTreeMap<String, TaskUsage>,
 }
 
 /// The chat-completions URL of a base URL (`…/v1`, or the full `…/chat/completions`), with its
@@ -332,6 +314,12 @@ impl LlmGenerator {
         let mut l = cfg.llm.clone();
         resolve(&mut l);
         let settings = transport_settings(&l)?;
+        let granularity = prompt::Granularity::parse(&l.granularity).ok_or_else(|| {
+            anyhow::anyhow!(
+                "llm.granularity must be member or task, got {:?}",
+                l.granularity
+            )
+        })?;
         let prompt_version = settings.prompt_version.clone();
         // what shapes the output: part of the generate stage's fingerprint (header values only
         // as a digest: they may be secrets). The window is learnt when the first batch needs
@@ -343,6 +331,7 @@ impl LlmGenerator {
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
             "max_tokens_param": l.max_tokens_param, "extra_body": settings.extra_body,
             "headers": client::headers_digest(&settings.headers), "validate": cfg.validate,
+            "granularity": granularity,
         });
         let version = format!(
             "{prompt_version} model={} params={}",
@@ -376,6 +365,7 @@ impl LlmGenerator {
             rt,
             version,
             max_attractions: l.max_attractions,
+            granularity,
             validate: cfg.validate.clone(),
             conflicts: cfg.generate.conflicts.clone(),
             busy: Mutex::new(Duration::ZERO),
@@ -418,7 +408,7 @@ impl LlmGenerator {
         let window = (self.inner.transport.s.concurrency * 2).max(64);
         let slots = Arc::new(tokio::sync::Semaphore::new(window));
         let chunk = (window / 4).clamp(8, 32);
-        let mut handles: Vec<tokio::task::JoinHandle<JobOut>> = Vec::with_capacity(items.len());
+        let mut handles: Vec<tokio::task::JoinHandle<Said>> = Vec::with_capacity(items.len());
         for part in items.chunks(chunk) {
             let permits = self
                 .rt
@@ -429,6 +419,7 @@ impl LlmGenerator {
                 conflicts: &self.conflicts,
                 validate: &self.validate,
                 window: self.inner.window().map(|w| (w, self.inner.max_tokens)),
+                granularity: self.granularity,
             };
             let prompts: Vec<Result<prompt::TaskPrompt, String>> = part
                 .par_iter()
@@ -450,7 +441,7 @@ impl LlmGenerator {
                         // no prompt fits the window: no retry can cure it, the run stops
                         Err(m) => {
                             inner.transport.set_fatal(m.clone());
-                            JobOut::Failed(GenError(m))
+                            Said::Failed(GenError(m))
                         }
                     };
                     drop(permit);
@@ -464,22 +455,8 @@ impl LlmGenerator {
         outs.into_iter()
             .zip(items)
             .map(|(o, (ctx, attempt, _))| match o {
-                Ok(JobOut::Done(g)) => Ok(g),
-                Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
-                Ok(JobOut::TemplateLines(tables)) => {
-                    self.inner
-                        .usage(&ctx.skeleton.task_id, |u| u.template_lines += 1);
-                    let mut rng = gtb_core::rng::item_rng(
-                        ctx.seed,
-                        "llm-messages",
-                        &format!("{}#{attempt}", ctx.skeleton.task_id),
-                    );
-                    let messages = tables
-                        .iter()
-                        .map(|(u, t)| messages::opening_message(ctx, u, t, &mut rng))
-                        .collect();
-                    Ok(Generated { tables, messages })
-                }
+                Ok(Said::Done(tables, lines)) => Ok(with_lines(ctx, *attempt, tables, lines)),
+                Ok(Said::Failed(e) | Said::Rejected(e)) => Err(e),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                 Err(e) => Err(GenError(format!("LLM task cancelled: {e}"))),
             })
@@ -515,6 +492,8 @@ impl LlmGenerator {
                 "rejected": g(&s.rejected_replies), "corrections": g(&s.corrections), "attempts_ok": g(&s.attempts_ok),
                 "attempts_failed": g(&s.attempts_failed), "template_messages": g(&s.message_fallbacks),
                 "compacted_corrections": g(&s.compacted_corrections),
+                // replies outside the JSON schema they were asked with: the server ignored it
+                "outside_schema": g(&s.schema_ignored),
             },
             // per reason, the rejected replies that had it (a reply counts once per reason)
             "rejections_by_reason": self.inner.by_reason.lock().expect("by_reason").clone(),
@@ -523,8 +502,15 @@ impl LlmGenerator {
             // items of accepted tables named in two tiers, kept in the stronger (the build's fix)
             "resolved_clashes": g(&s.resolved_clashes),
             "streamed": self.inner.transport.streaming(),
+            "granularity": self.granularity,
             "tokens": {
-                "this_run": {"prompt": g(&s.prompt_tokens), "completion": g(&s.completion_tokens)},
+                // prompt: sent; of those, cached: reused from the server's prefix cache (as it
+                // reports them), computed: the rest
+                "this_run": {
+                    "prompt": g(&s.prompt_tokens), "prompt_cached": g(&s.prompt_tokens_reused),
+                    "prompt_computed": g(&s.prompt_tokens) - g(&s.prompt_tokens_reused).min(g(&s.prompt_tokens)),
+                    "completion": g(&s.completion_tokens),
+                },
                 "from_cache": {"prompt": g(&s.cached_prompt_tokens), "completion": g(&s.cached_completion_tokens)},
             },
             "cost": {
@@ -552,7 +538,7 @@ impl LlmGenerator {
         let s = &self.inner.stats;
         let g = |a: &std::sync::atomic::AtomicU64| Stats::get(a);
         let mut line = format!(
-            "llm: {} requests sent ({} retries), {} answers from the cache, {} failed; {} replies rejected, {} corrections, {} template lines; tokens this run {} in / {} out",
+            "llm: {} requests sent ({} retries), {} answers from the cache, {} failed; {} replies rejected, {} corrections, {} template lines; tokens this run {} in ({} reused from the server's prefix cache) / {} out",
             g(&s.sent),
             g(&s.retries),
             g(&s.cached),
@@ -561,6 +547,7 @@ impl LlmGenerator {
             g(&s.corrections),
             g(&s.message_fallbacks),
             g(&s.prompt_tokens),
+            g(&s.prompt_tokens_reused),
             g(&s.completion_tokens)
         );
         if self.cfg.price_input_per_mtok > 0.0 || self.cfg.price_output_per_mtok > 0.0 {
@@ -639,6 +626,31 @@ impl LlmGenerator {
     }
 }
 
+/// A task's generated tables and lines: the model's line where it passed, a template line
+/// (`generate::messages`, the offline generator's, from the accepted table) where it did not.
+/// The template stream is drawn for every member, so which lines stand in changes no other.
+fn with_lines(
+    ctx: &TaskContext,
+    attempt: u32,
+    tables: Vec<(String, gtb_core::task::Preference)>,
+    lines: Vec<Option<gtb_core::task::Message>>,
+) -> Generated {
+    let mut rng = gtb_core::rng::item_rng(
+        ctx.seed,
+        "llm-messages",
+        &format!("{}#{attempt}", ctx.skeleton.task_id),
+    );
+    let messages = tables
+        .iter()
+        .zip(lines)
+        .map(|((u, t), line)| {
+            let template = messages::opening_message(ctx, u, t, &mut rng);
+            line.unwrap_or(template)
+        })
+        .collect();
+    Generated { tables, messages }
+}
+
 impl Inner {
     /// The seed of one request: (run seed, task, attempt, turn).
     fn request_seed(seed: u64, task: &str, attempt: u32, turn: u32) -> u64 {
@@ -648,19 +660,46 @@ impl Inner {
             & 0x7fff_ffff
     }
 
-    /// One task attempt: a conversation of at most 1 + max_corrections turns; books its outcome.
+    /// One task attempt: one conversation for the group, or one per member in generation
+    /// order (each after the tables accepted before it; a member that exhausts its turns fails
+    /// the attempt, and the build regenerates the task); books its outcome.
     async fn attempt(
         self: Arc<Self>,
         p: prompt::TaskPrompt,
         task: String,
         seed: u64,
         attempt: u32,
-    ) -> JobOut {
-        self.usage(&task, |u| u.attempts += 1);
-        let out = self.converse(&p, &task, seed, attempt).await;
+    ) -> Said {
+        self.usage(&task, None, |u| u.attempts += 1);
+        let out = match p.granularity {
+            prompt::Granularity::Task => {
+                let unit = Unit {
+                    p: &p,
+                    members: &p.members,
+                    accepted: &[],
+                    first: vec![
+                        json!({"role": "system", "content": p.system}),
+                        json!({"role": "user", "content": p.user}),
+                    ],
+                    schema: p.schema_json.clone(),
+                    task: &task,
+                    member: None,
+                    seed,
+                    attempt,
+                };
+                self.converse(&unit).await
+            }
+            prompt::Granularity::Member => self.members(&p, &task, seed, attempt).await,
+        };
         match &out {
-            JobOut::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
-            JobOut::Rejected(e) => {
+            // an attempt with template lines (for some members, or all) counts once
+            Said::Done(_, lines) if lines.iter().any(Option::is_none) => {
+                Stats::add(&self.stats.message_fallbacks, 1);
+                Stats::add(&self.stats.attempts_ok, 1);
+                self.transport.outcome(true, "");
+            }
+            Said::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
+            Said::Rejected(e) => {
                 Stats::add(&self.stats.attempts_failed, 1);
                 self.transport.outcome(false, &e.0);
             }
@@ -673,19 +712,47 @@ impl Inner {
         out
     }
 
+    /// The members of a task asked one by one in generation order, each after the tables
+    /// accepted before it; the first member that exhausts its turns ends the attempt.
+    async fn members(&self, p: &prompt::TaskPrompt, task: &str, seed: u64, attempt: u32) -> Said {
+        let (mut tables, mut lines) = (Vec::new(), Vec::new());
+        for (i, m) in p.members.iter().enumerate() {
+            let unit = Unit {
+                p,
+                members: std::slice::from_ref(m),
+                accepted: &tables,
+                first: member::first_turn(p, i, &tables),
+                schema: schema::member_schema(m, true, &p.cities, p.min_budget, &p.ranges),
+                task,
+                member: Some(&m.user),
+                seed,
+                attempt,
+            };
+            match self.converse(&unit).await {
+                Said::Done(t, l) => {
+                    tables.extend(t);
+                    lines.extend(l);
+                }
+                failed => return failed,
+            }
+        }
+        Said::Done(tables, lines)
+    }
+
     /// The server's context window, once learnt and when known.
     fn window(&self) -> Option<&window::Window> {
         self.window.get().and_then(Option::as_ref)
     }
 
-    /// Update the usage of one task.
-    fn usage(&self, task: &str, f: impl FnOnce(&mut TaskUsage)) {
-        f(self
-            .tasks
-            .lock()
-            .expect("tasks")
-            .entry(task.to_string())
-            .or_default());
+    /// Update the usage of one task, and of one of its members when given (then the task's
+    /// counts follow: its attempts are the task's own).
+    fn usage(&self, task: &str, member: Option<&str>, f: impl Fn(&mut TaskUsage)) {
+        let mut tasks = self.tasks.lock().expect("tasks");
+        let t = tasks.entry(task.to_string()).or_default();
+        f(t);
+        if let Some(m) = member {
+            f(t.members.entry(m.to_string()).or_default());
+        }
     }
 
     /// The completion budget of a request: the configured one, cut to what the window leaves
@@ -696,213 +763,6 @@ impl Inner {
                 .max_tokens(self.max_tokens, window::estimate_messages(conv))
                 .max(window::MIN_REPLY.min(self.max_tokens)),
             None => self.max_tokens,
-        }
-    }
-
-    async fn converse(
-        &self,
-        p: &prompt::TaskPrompt,
-        task: &str,
-        seed: u64,
-        attempt: u32,
-    ) -> JobOut {
-        let first = vec![
-            json!({"role": "system", "content": p.system}),
-            json!({"role": "user", "content": p.user}),
-        ];
-        // what the next turn asks: the whole reply, or (once its tables passed) the lines alone
-        let mut next = Next::Whole(first.clone());
-        let mut last_problems: Vec<parse::Problem> = Vec::new();
-        for turn in 0..=self.max_corrections {
-            let label = format!("{task} attempt {attempt} turn {turn}");
-            let (conv, schema) = match &next {
-                Next::Whole(conv) => (conv.as_slice(), p.schema_json.as_str()),
-                Next::Lines { conv, schema, .. } => (conv.as_slice(), schema.as_str()),
-            };
-            let ask = Ask {
-                messages: conv,
-                schema,
-                seed: Self::request_seed(seed, task, attempt, turn),
-                max_tokens: self.max_tokens_for(conv),
-                label: &label,
-            };
-            let tables = match &next {
-                Next::Lines { tables, .. } => Some(tables.clone()),
-                Next::Whole(_) => None,
-            };
-            let check = |c: &client::Completion| match &tables {
-                Some(t) => parse::parse_lines(p, t, &c.content).map(|m| (t.clone(), Ok(m), 0)),
-                None => parse::parse(p, &c.content).map(|x| (x.tables, x.messages, x.resolved)),
-            };
-            let (c, checked) = match self.ask(&ask, &check).await {
-                Ok(x) => x,
-                Err(m) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
-            };
-            self.usage(task, |u| {
-                u.turns += 1;
-                u.prompt_tokens += c.prompt_tokens;
-                u.completion_tokens += c.completion_tokens;
-            });
-            let last = turn == self.max_corrections;
-            match self.settle_turn(p, &first, &c, checked, last) {
-                Ok(out) => {
-                    if let JobOut::TemplateLines(_) = &out {
-                        self.reject(task, attempt, turn, &c, &last_problems, true);
-                    }
-                    return out;
-                }
-                Err((problems, then)) => {
-                    if !(last && self.message_fallback && matches!(then, Next::Lines { .. })) {
-                        self.reject(task, attempt, turn, &c, &problems, false);
-                    }
-                    if !last {
-                        Stats::add(&self.stats.corrections, 1);
-                    }
-                    next = then;
-                    last_problems = problems;
-                }
-            }
-        }
-        let shown: Vec<&str> = last_problems
-            .iter()
-            .take(5)
-            .map(|p| p.text.as_str())
-            .collect();
-        JobOut::Rejected(GenError(format!(
-            "LLM reply rejected after {} turn(s): {}",
-            self.max_corrections + 1,
-            shown.join("; ")
-        )))
-    }
-
-    /// What one turn's checked reply leads to: the end of the attempt (accepted, or template
-    /// lines for the accepted tables on the last turn), or its problems and the next turn (the
-    /// lines alone once the tables passed, else the whole reply again).
-    fn settle_turn(
-        &self,
-        p: &prompt::TaskPrompt,
-        first: &[Value],
-        c: &client::Completion,
-        checked: Result<Checked, Vec<parse::Problem>>,
-        last: bool,
-    ) -> Result<JobOut, (Vec<parse::Problem>, Next)> {
-        match checked {
-            Ok((tables, Ok(messages), resolved)) => {
-                Stats::add(&self.stats.resolved_clashes, resolved as u64);
-                Ok(JobOut::Done(Generated { tables, messages }))
-            }
-            Ok((tables, Err(problems), resolved)) => {
-                if last && self.message_fallback {
-                    Stats::add(&self.stats.resolved_clashes, resolved as u64);
-                    Stats::add(&self.stats.message_fallbacks, 1);
-                    return Ok(JobOut::TemplateLines(tables));
-                }
-                let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
-                let (conv, schema) = prompt::lines_request(p, &tables, &texts);
-                Err((
-                    problems,
-                    Next::Lines {
-                        tables,
-                        conv,
-                        schema,
-                    },
-                ))
-            }
-            Err(mut problems) => {
-                if c.finish_reason == "length" {
-                    problems.insert(
-                        0,
-                        parse::Problem::new(
-                            parse::Reason::Truncated,
-                            "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）",
-                        ),
-                    );
-                }
-                let conv = self.correction_turn(first, c, &problems);
-                Err((problems, Next::Whole(conv)))
-            }
-        }
-    }
-
-    /// The conversation of a correction turn: the first turn, the previous reply (as compact
-    /// JSON: its whitespace is no use to anyone; left out when it was no JSON at all, the
-    /// problems say so), and the problems. When that would not leave the reply its room in the
-    /// window, only what must be fixed is sent: the first turn and the problems.
-    fn correction_turn(
-        &self,
-        first: &[Value],
-        reply: &client::Completion,
-        problems: &[parse::Problem],
-    ) -> Vec<Value> {
-        let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
-        let fix = json!({"role": "user", "content": prompt::correction(&texts)});
-        let mut conv = first.to_vec();
-        if let Ok(said) = parse::extract_json(&reply.content) {
-            conv.push(json!({"role": "assistant", "content": said.to_string()}));
-        }
-        conv.push(fix.clone());
-        let fits = self
-            .window()
-            .is_none_or(|w| w.fits(self.max_tokens, window::estimate_messages(&conv)));
-        if fits || conv.len() == first.len() + 1 {
-            return conv;
-        }
-        Stats::add(&self.stats.compacted_corrections, 1);
-        let mut conv = first.to_vec();
-        conv.push(fix);
-        conv
-    }
-
-    /// One turn's reply, checked by `check`. With `refresh_rejected`, a cached reply the checks
-    /// reject is asked for again (once), and the new reply replaces it in the cache.
-    async fn ask(
-        &self,
-        ask: &Ask<'_>,
-        check: &impl Fn(&client::Completion) -> Result<Checked, Vec<parse::Problem>>,
-    ) -> Result<(client::Completion, Result<Checked, Vec<parse::Problem>>), String> {
-        let c = self
-            .transport
-            .chat(ask, true)
-            .await
-            .map_err(CallError::message)?;
-        let checked = check(&c);
-        let rejected = checked.as_ref().map_or(true, |x| x.1.is_err());
-        if !(rejected && c.cached && self.refresh_rejected) {
-            return Ok((c, checked));
-        }
-        let c = self
-            .transport
-            .chat(ask, false)
-            .await
-            .map_err(CallError::message)?;
-        let checked = check(&c);
-        Ok((c, checked))
-    }
-
-    fn reject(
-        &self,
-        task: &str,
-        attempt: u32,
-        turn: u32,
-        c: &client::Completion,
-        problems: &[parse::Problem],
-        fallback: bool,
-    ) {
-        Stats::add(&self.stats.rejected_replies, 1);
-        self.usage(task, |u| u.rejected += 1);
-        let mut reasons: Vec<&'static str> = problems.iter().map(|p| p.reason.as_str()).collect();
-        reasons.sort();
-        reasons.dedup();
-        {
-            let mut by = self.by_reason.lock().expect("by_reason");
-            for r in &reasons {
-                *by.entry(r).or_default() += 1;
-            }
-        }
-        let texts: Vec<&str> = problems.iter().map(|p| p.text.as_str()).collect();
-        let mut r = self.rejections.lock().expect("rejections");
-        if r.len() < MAX_REJECTIONS_LISTED {
-            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "reasons": reasons, "problems": texts}));
         }
     }
 }

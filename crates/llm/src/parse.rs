@@ -6,7 +6,8 @@
 //! would find. Problems come back as short Chinese sentences for the correction turn, each with
 //! the reason the run report counts it under.
 
-use super::prompt::{CityCandidates, Member, TaskPrompt};
+use crate::grounding::{CityCandidates, Member};
+use crate::prompt::TaskPrompt;
 use gtb_core::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Message, Preference,
@@ -404,7 +405,7 @@ impl Ctx<'_> {
                 self.bad(Reason::Shape, format!("{csp_path} 缺少城市「{}」", c.name));
                 CityPref::default()
             } else {
-                self.city(raw, &m.user, c, minor.is_none())
+                self.city(raw, m, c, minor.is_none())
             };
             if let Some(r) = minor {
                 inherit_weak(&mut cp, &r.city_specific_preferences[ci]);
@@ -426,16 +427,16 @@ impl Ctx<'_> {
     }
 
     /// One city of one member; `weak` = the member writes the weak fields itself.
-    fn city(&mut self, v: Option<&Value>, user: &str, c: &CityCandidates, weak: bool) -> CityPref {
-        let path = format!("{user}.{}", c.name);
-        let Some(m) = self.obj(v, &path) else {
+    fn city(&mut self, v: Option<&Value>, m: &Member, c: &CityCandidates, weak: bool) -> CityPref {
+        let path = format!("{}.{}", m.user, c.name);
+        let Some(o) = self.obj(v, &path) else {
             return CityPref::default();
         };
-        let a = self.section(m, &path, "attractions");
-        let f = self.section(m, &path, "food");
+        let a = self.section(o, &path, "attractions");
+        let f = self.section(o, &path, "food");
         CityPref {
             attractions: self.attractions(&a, &path, c, weak),
-            food: self.food(&f, &path, c, weak),
+            food: self.food(&f, &path, c, weak, m.firm),
         }
     }
     /// A city's sights (candidates of the city, a must_visit open during the trip) and, when
@@ -466,18 +467,31 @@ impl Ctx<'_> {
             category_pref,
         }
     }
-    /// A city's food (candidates of the city or values found everywhere); prefer_eat and
-    /// avoid_eat only when `weak`.
+    /// A city's food (candidates of the city or values found everywhere; a `firm` member's
+    /// must_eat only what a venue there serves); prefer_eat and avoid_eat only when `weak`.
     fn food(
         &mut self,
         f: &serde_json::Map<String, Value>,
         path: &str,
         c: &CityCandidates,
         weak: bool,
+        firm: bool,
     ) -> FoodPref {
         let at = format!("{path}.food");
         let food = |s: &str| food_check(c, s);
-        let must_eat = self.field(f, &at, "must_eat", (0, 2), food);
+        let must_eat = self.field(f, &at, "must_eat", (0, 2), |s: &str| {
+            let v = food_check(c, s)?;
+            if firm && !c.firm_food.contains(&v) {
+                return Err((
+                    Reason::UnknownName,
+                    format!(
+                        "「{v}」在{}没有餐厅供应，不能妥协的成员不能把它作为 must_eat（只取 firm_must_eat 中的值）",
+                        c.name
+                    ),
+                ));
+            }
+            Ok(v)
+        });
         let (prefer_eat, avoid_eat) = if weak {
             (
                 self.field(f, &at, "prefer_eat", (0, 2), food),
@@ -635,8 +649,7 @@ fn line_of(v: Option<&Value>, user: &str) -> Option<String> {
     }
 }
 
-/// The length of an opening line in characters (the schema's `minLength` / `maxLength` too).
-pub const LINE_CHARS: std::ops::RangeInclusive<usize> = 4..=400;
+pub use crate::schema::LINE_CHARS;
 
 /// The form of a line: length, Chinese, nothing forbidden.
 fn line_form(user: &str, text: &str) -> Vec<Problem> {
@@ -666,10 +679,11 @@ fn line_form(user: &str, text: &str) -> Vec<Problem> {
     problems
 }
 
-/// Screen the opening lines of the planned members: their form, and the validator's line check
-/// against their own tables.
+/// Screen the opening lines of `members`: their form, and the validator's line check against
+/// their own tables (`tables`: theirs and any other of the task, whose values are recognised).
 fn check_messages(
     p: &TaskPrompt,
+    members: &[Member],
     tables: &[(String, Preference)],
     v: Option<&Value>,
 ) -> Result<Vec<Message>, Vec<Problem>> {
@@ -679,7 +693,7 @@ fn check_messages(
     sets.extend(p.cities.iter().map(|c| &c.terms));
     let mut problems = Vec::new();
     let mut out = Vec::new();
-    for m in &p.members {
+    for m in members {
         let Some(text) = line_of(v, &m.user) else {
             problems.push(Problem::new(
                 Reason::LineForm,
@@ -743,10 +757,11 @@ fn strategy_gate(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem
         .collect()
 }
 
-/// Parse and check the reply to a lines-only correction turn: the lines of `tables`, which
-/// stay as they were accepted.
+/// Parse and check the reply to a lines-only correction turn: the lines of `members`, whose
+/// tables (in `tables`) stay as they were accepted.
 pub fn parse_lines(
     p: &TaskPrompt,
+    members: &[Member],
     tables: &[(String, Preference)],
     reply: &str,
 ) -> Result<Vec<Message>, Vec<Problem>> {
@@ -755,11 +770,18 @@ pub fn parse_lines(
         .get("initial_messages")
         .or_else(|| v.get("messages"))
         .unwrap_or(&v);
-    check_messages(p, tables, Some(msgs))
+    check_messages(p, members, tables, Some(msgs))
 }
 
-/// Parse and check a reply. `Err` lists the problems of the tables (or of the JSON itself).
-pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
+/// Parse and check a reply with the tables of `members` (the whole group, or one member after
+/// the `accepted` tables of the members before it). `Err` lists the problems of the tables (or
+/// of the JSON itself).
+pub fn parse(
+    p: &TaskPrompt,
+    members: &[Member],
+    accepted: &[(String, Preference)],
+    reply: &str,
+) -> Result<Parsed, Vec<Problem>> {
     let v = extract_json(reply).map_err(|e| {
         let reason = if e.contains("截断") {
             Reason::Truncated
@@ -777,9 +799,9 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
         return Err(cx.problems);
     };
     let prefs = prefs.clone();
-    let mut tables: Vec<(String, Preference)> = Vec::new();
+    let mut tables: Vec<(String, Preference)> = accepted.to_vec();
     let mut resolved = 0;
-    for m in &p.members {
+    for m in members {
         let Some(mv) = prefs.get(&m.user) else {
             cx.bad(Reason::Shape, format!("preferences 缺少成员 {}", m.user));
             continue;
@@ -799,7 +821,8 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
     if !gates.is_empty() {
         return Err(gates);
     }
-    let messages = check_messages(p, &tables, msgs);
+    let messages = check_messages(p, members, &tables, msgs);
+    let tables = tables.split_off(accepted.len());
     Ok(Parsed {
         tables,
         messages,

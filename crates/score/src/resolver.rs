@@ -68,6 +68,53 @@ impl PoiDb {
         db
     }
 
+    /// The table of one city alone (its real venues, and its stand-ins outside the table), as
+    /// `from_resources` holds that city.
+    pub fn of_city(res: &Resources, c: CityId) -> Self {
+        let mut db = PoiDb::default();
+        let name = &res.cities[c as usize].name;
+        for poi in real_pois(res, c) {
+            db.add(name, poi);
+        }
+        db.fallback.insert(name.clone(), stand_ins(res, c));
+        db
+    }
+
+    /// The venues a plan may use in a city (what the witness search plans with): the table's,
+    /// then the stand-ins where no POI store covers the city.
+    pub fn venues<'a>(&'a self, res: &Resources, city: &str) -> impl Iterator<Item = &'a Poi> {
+        let store_covered = res
+            .store
+            .as_ref()
+            .is_some_and(|s| s.used.contains_key(city));
+        let fallback: &'a [Poi] = if store_covered {
+            &[]
+        } else {
+            self.stand_ins_of(city)
+        };
+        self.city(city).iter().chain(fallback)
+    }
+
+    /// Whether some venue of `city` serves the must_eat item `x` as the witness contract reads
+    /// it (`must_eat_kept` at one of `venues`): the value a member who cannot yield may ask for.
+    pub fn serves_must_eat(&self, res: &Resources, city: &str, x: &str) -> bool {
+        let must = [x];
+        let lists = crate::rules::FoodLists {
+            must: &must,
+            reject: &[],
+            prefer: &[],
+            avoid: &[],
+        };
+        self.venues(res, city)
+            .filter(|p| p.kind == PoiKind::Food)
+            .any(|p| {
+                let terms = self.category(&p.name, city).map_or_else(Vec::new, |cat| {
+                    crate::rules::food_terms(&lists, &p.name, cat)
+                });
+                must_eat_kept(&terms, p, x)
+            })
+    }
+
     /// `from_resources` plus every stand-in label of each city under the category it names.
     /// NOT the release's scoring: the release's table has no such names, so it gives them
     /// nothing; kept for comparing with plans scored before stand-ins stopped counting.
@@ -148,6 +195,14 @@ impl PoiDb {
             .as_ref()?
             .windows_on(&mmdd, weekday)
     }
+}
+
+/// Whether a venue keeps the must_eat item `x` as the witness contract reads it: the release
+/// scores it there (`terms`, its food terms for the member), or it is a stand-in named after
+/// it (no real venue of the table serves it).
+pub fn must_eat_kept(terms: &[crate::rules::Term], poi: &Poi, x: &str) -> bool {
+    terms.iter().any(|t| t.field == "must_eat" && t.item == x)
+        || poi.stand_in && poi.name.contains(x)
 }
 
 /// The real venues of a city: attractions, named restaurants, named hotels.
