@@ -176,10 +176,23 @@ fn accepted_tables_stay(granularity: &str, key_var: &str) {
     assert!(conversations >= 6, "{completions} completions");
     // before the fix the turn after a failed lines-only turn asked for the whole object again
     assert_eq!(lines_turns, 2 * conversations, "{r}");
-    assert_eq!(
-        r["replies"]["template_messages"].as_u64().unwrap(),
-        conversations
-    );
+    // every attempt fell back to template lines, one line per member
+    assert_eq!(r["replies"]["template_messages"].as_u64().unwrap(), 6);
+    let members: usize = std::fs::read_to_string(&s.splits[0].path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let t: Value = serde_json::from_str(l).unwrap();
+            t["user_preferences"].as_object().unwrap().len()
+        })
+        .sum();
+    let template_lines: u64 = r["tasks"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["template_lines"].as_u64().unwrap())
+        .sum();
+    assert_eq!(template_lines, members as u64);
     // each rejection is reported under the turn whose reply had it
     for x in r["rejections"].as_array().unwrap() {
         let turn = x["turn"].as_u64().unwrap();
