@@ -15,6 +15,7 @@
 # Usage:
 #   llama.sh prepare                 -> stdout: LLAMA_SERVER=<path>
 #                                               GEMMA_GGUF=<path>
+#                                               LLAMA_SERVER_ARGS=<flags the smoke test needed>
 #   llama.sh start PORT [args...]    -> stdout: <pid>  (server healthy on 127.0.0.1:PORT)
 #   llama.sh stop PORT
 #   llama.sh status PORT             -> exit 0 if the server answers /health
@@ -256,6 +257,70 @@ write_versions() {
   mv -f "$CACHE/VERSIONS.tmp" "$CACHE/VERSIONS"
 }
 
+# A free loopback port (the kernel's pick).
+free_port() {
+  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Start the server with extra FLAGS on a free port, wait for /health while watching the
+# process, ask for one short completion, stop it. Prints the exit status of a server that
+# died (or "unhealthy"/"no completion") and returns 1 then.
+smoke_once() {
+  local port log pid t0=$SECONDS
+  port="$(free_port)" || return 1
+  log="$LOG_DIR/smoke-$port.log"
+  # shellcheck disable=SC2086  # FLAGS is a word list on purpose
+  "$SERVER_BIN" -m "$MODEL_FILE" --host 127.0.0.1 --port "$port" -c 2048 -np 1 -n 8 $1 \
+    </dev/null >"$log" 2>&1 &
+  pid=$!
+  while ! health_ok "$port"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      local rc=0
+      wait "$pid" || rc=$?
+      echo "exited with status $rc during start-up (log: $log; last lines: $(tail -n 3 "$log" | tr '\n' ' '))"
+      return 1
+    fi
+    if (( SECONDS - t0 >= START_TIMEOUT )); then
+      kill "$pid" 2>/dev/null || true
+      echo "not healthy after ${START_TIMEOUT} s (log: $log)"
+      return 1
+    fi
+    sleep 0.5
+  done
+  local out ok=0
+  out="$(curl -fsS --max-time 120 "http://127.0.0.1:$port/completion" \
+    -H 'content-type: application/json' -d '{"prompt": "Hello", "n_predict": 4}' 2>&1)" || ok=1
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  if [[ $ok -ne 0 ]] || ! grep -q '"content"' <<<"$out"; then
+    echo "no completion: ${out:0:200}"
+    return 1
+  fi
+}
+
+# Smoke-test the prepared engine once per (server, model): load the model and get one
+# completion. On some VMs (CPUs that report AMX) the weight repacking segfaults at load (exit
+# 139 right after "llama threadpool init"): then try again with --no-repack, and record the
+# flags that work for `start` and the tests (LLAMA_SERVER_ARGS).
+smoke() {
+  local key flags why
+  key="$(server_key)$(model_key)"
+  if stamp_ok smoke "$key" && [[ -f "$STAMPS/flags" ]]; then return 0; fi
+  for flags in "" "--no-repack"; do
+    if why="$(smoke_once "$flags")"; then
+      printf '%s\n' "$flags" >"$STAMPS/flags"
+      printf '%s' "$key" >"$STAMPS/smoke"
+      log "smoke test passed${flags:+ with $flags}"
+      return 0
+    fi
+    log "smoke test${flags:+ with $flags}: llama-server $why"
+  done
+  die "llama-server cannot serve the model even with --no-repack (logs: $LOG_DIR/smoke-*.log)"
+}
+
+# The extra start flags the smoke test found necessary.
+server_flags() { cat "$STAMPS/flags" 2>/dev/null || true; }
+
 do_prepare() {
   mkdir -p "$CACHE" "$STAMPS" "$RUN_DIR" "$LOG_DIR" || skip "cannot create cache dir $CACHE"
   # Two test processes preparing at once must not build twice or read a
@@ -266,6 +331,8 @@ do_prepare() {
   local t0=$SECONDS
   if server_valid; then log "llama-server cached: $SERVER_BIN"; else build_server; fi
   if model_valid; then log "model cached: $MODEL_FILE"; else assemble_model; fi
+  command -v curl >/dev/null 2>&1 || skip "curl is needed to smoke-test llama-server"
+  smoke
   write_versions
   exec 9>&-
   log "prepare done in $((SECONDS - t0)) s"
@@ -307,7 +374,8 @@ do_start() {
   local t0=$SECONDS
   # Loopback only: nothing else may reach it. stdin from /dev/null so it never
   # waits on a terminal; its output goes to a per-port log.
-  "$SERVER_BIN" -m "$MODEL_FILE" --host 127.0.0.1 --port "$port" "$@" \
+  # shellcheck disable=SC2046  # the recorded flags are a word list
+  "$SERVER_BIN" -m "$MODEL_FILE" --host 127.0.0.1 --port "$port" $(server_flags) "$@" \
     </dev/null >"$logfile" 2>&1 &
   local pid=$!
   echo "$pid" >"$pidfile"
@@ -357,6 +425,7 @@ main() {
       do_prepare
       echo "LLAMA_SERVER=$SERVER_BIN"
       echo "GEMMA_GGUF=$MODEL_FILE"
+      echo "LLAMA_SERVER_ARGS=$(server_flags)"
       ;;
     start) do_start "$@" ;;
     stop) do_stop "$@" ;;

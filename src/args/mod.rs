@@ -75,6 +75,10 @@ overrides! {
         /// them); the new replies replace them in the cache
         #[arg(long, help_heading = "LLM generator")]
         switch refresh_rejected: bool => refresh_rejected,
+        /// One request per member (member, the default: the paper's way, the task's grounding a
+        /// shared prefix) or one request for the whole group (task)
+        #[arg(long, value_name = "member|task", help_heading = "LLM generator")]
+        opt granularity: Option<String> => granularity,
         /// Sampling temperature
         #[arg(long, help_heading = "LLM generator")]
         opt temperature: Option<f64> => temperature,

@@ -27,6 +27,11 @@ fn llm_config(dir: &Path, server: &FakeServer, key_var: &str, n: usize) -> Confi
     cfg.llm.concurrency = 8;
     cfg.llm.backoff_ms = 20;
     cfg.llm.timeout_secs = 5;
+    // `GTB_TEST_LLM_GRANULARITY=task` runs these tests with one request per task (default: the
+    // shipped config's, one per member)
+    if let Ok(g) = std::env::var("GTB_TEST_LLM_GRANULARITY") {
+        cfg.llm.granularity = g;
+    }
     // these tests count the requests of the LLM generator itself; a task without a witness
     // plan would be regenerated and ask again (the witness requirement: tests/it/witness.rs)
     cfg.solve.enabled = false;
@@ -765,6 +770,10 @@ fn issue13_15_refresh_rejected_asks_again_for_cached_garbage() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_15B", 24);
     cfg.llm.message_fallback = false;
+    // one request per task: every request of the first run is seen again by the refreshing
+    // run (per member, the members after a failed one were never asked, and their first sight
+    // would come only then)
+    cfg.llm.granularity = "task".into();
     let e = run(&cfg).unwrap_err().to_string();
     assert!(e.contains("--refresh-rejected"), "{e}");
     // a plain rerun replays the cached garbage and stops the same way
@@ -917,12 +926,14 @@ fn small_context(n_ctx: u64, faults: Faults) -> FakeServer {
 
 #[test]
 fn issue20_the_window_is_learnt_and_no_request_overflows() {
-    // bad lines on every reply: each attempt takes its correction turns, whose conversation
-    // (first turn + previous reply + problems) would not fit; the prompts need fewer candidates
+    // bad lines on every reply, and a first member naming a sight that is no candidate on the
+    // first turn: its correction turn's conversation (first turn + previous reply + problems)
+    // would not fit; the prompts need fewer candidates
     let server = small_context(
         6000,
         Faults {
             always_bad_messages: true,
+            rate_hallucinated: 1.0,
             ..Default::default()
         },
     );
@@ -930,6 +941,9 @@ fn issue20_the_window_is_learnt_and_no_request_overflows() {
     set_key("GTB_TEST_KEY_WINDOW", "sk-gtb-test-key-0022");
     let mut cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_WINDOW", 6);
     cfg.llm.max_tokens = 1200;
+    // the whole group in one request: the largest prompts and replies (a member's own
+    // correction turn fits this window)
+    cfg.llm.granularity = "task".into();
     let live = run(&cfg).unwrap();
     let r = llm_report(&cfg);
     assert_eq!(server.stats.fault_count("exceed_context"), 0, "{r}");
@@ -954,7 +968,14 @@ fn issue20_the_window_is_learnt_and_no_request_overflows() {
         server.stats.prompt_tokens.load(Ordering::Relaxed)
     );
     assert_eq!(sum("turns"), requests(&server));
-    assert!(tasks.values().all(|t| count(&t["turns"]) == 3), "{tasks:?}");
+    // every conversation (the task's, or each member's) took its three turns
+    assert!(
+        tasks.values().all(|t| {
+            let conversations = t["members"].as_object().map_or(1, |m| m.len()) as u64;
+            count(&t["turns"]) == 3 * conversations
+        }),
+        "{tasks:?}"
+    );
     // an offline replay fits the prompts the same way (the window was recorded)
     let mut replay = llm_config(
         &dir.path().join("replay"),
@@ -963,6 +984,7 @@ fn issue20_the_window_is_learnt_and_no_request_overflows() {
         6,
     );
     replay.llm.max_tokens = 1200;
+    replay.llm.granularity = "task".into();
     replay.llm.cache_dir = cfg.llm.cache_dir.clone();
     replay.llm.offline_replay = true;
     let sent = requests(&server);

@@ -22,6 +22,7 @@ mod infrastructure;
 mod inputs;
 mod llm;
 mod llm_e2e;
+mod llm_member;
 mod newcomer;
 mod official;
 mod poi;

@@ -347,6 +347,9 @@ pub struct Llm {
     pub refresh_rejected: bool,
     /// write template opening lines when the model's still fail the checks after the corrections
     pub message_fallback: bool,
+    /// `member` (one request per member, in generation order: the paper's way) or `task` (one
+    /// request for the whole group)
+    pub granularity: String,
     /// prices per million prompt / completion tokens (for the cost in the manifest and report)
     pub price_input_per_mtok: f64,
     pub price_output_per_mtok: f64,
@@ -384,6 +387,7 @@ impl Default for Llm {
             offline_replay: false,
             refresh_rejected: false,
             message_fallback: true,
+            granularity: "member".into(),
             price_input_per_mtok: 0.0,
             price_output_per_mtok: 0.0,
             currency: "USD".into(),

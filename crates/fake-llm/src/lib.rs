@@ -186,6 +186,11 @@ pub struct FakeStats {
     /// prompt and completion tokens of every completion sent (as its `usage` says)
     pub prompt_tokens: AtomicU64,
     pub completion_tokens: AtomicU64,
+    /// of the prompt tokens, those reported as reused from the prefix cache
+    pub prompt_tokens_cached: AtomicU64,
+    /// the prompt prefixes (system + first user message) answered before: a prefix cache as
+    /// OpenAI's and vLLM's (`usage.prompt_tokens_details.cached_tokens`)
+    prefixes: Mutex<std::collections::HashSet<u64>>,
 }
 
 /// The members a client adds to a body to ask for a streamed reply (gtb's `stream::STREAM_MEMBERS`).
@@ -519,7 +524,7 @@ impl<'a> Ask<'a> {
             sight,
             forced,
             key: auth.trim_start_matches("Bearer "),
-            first_turn: arr(body, "messages").len() <= 2,
+            first_turn: is_first_turn(body),
             stream: wants_stream(body),
         }
     }
@@ -535,6 +540,19 @@ impl<'a> Ask<'a> {
     fn content(&self, rate: f64, salt: &str) -> bool {
         self.first_turn && self.hits(rate, salt)
     }
+}
+
+/// Whether a request is the first turn of its conversation: no reply of the model in it, and
+/// its last message is data (a grounding or a member's part, JSON) rather than a correction.
+fn is_first_turn(body: &Value) -> bool {
+    let msgs = arr(body, "messages");
+    let role = |m: &Value| m.get("role").and_then(|r| r.as_str()).map(String::from);
+    !msgs.iter().any(|m| role(m).as_deref() == Some("assistant"))
+        && msgs.last().is_some_and(|m| {
+            m.get("content")
+                .and_then(|c| c.as_str())
+                .is_some_and(|c| serde_json::from_str::<Value>(c).is_ok_and(|v| v.is_object()))
+        })
 }
 
 /// Whether the request asks for a streamed reply.
@@ -752,7 +770,25 @@ fn completed(st: &FakeStats, ask: &Ask) -> String {
         st.fault(k);
     }
     st.completions.fetch_add(1, Ordering::Relaxed);
-    let reply = completion(ask.body, &content, ask.h, parts);
+    let mut reply: Value =
+        serde_json::from_str(&completion(ask.body, &content, ask.h, parts)).expect("JSON");
+    let msgs = arr(ask.body, "messages");
+    if msgs.len() > 2 {
+        // the grounding prefix (system + first user message) of a request that adds to it
+        let prefix = json!({"messages": msgs[..2]});
+        let seen = !st
+            .prefixes
+            .lock()
+            .unwrap()
+            .insert(h64(prefix.to_string().as_bytes()));
+        if seen {
+            let n =
+                prompt_tokens(&prefix).min(reply["usage"]["prompt_tokens"].as_u64().unwrap_or(0));
+            reply["usage"]["prompt_tokens_details"] = json!({"cached_tokens": n});
+            st.prompt_tokens_cached.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+    let reply = reply.to_string();
     st.book_usage(&reply);
     reply
 }
@@ -974,10 +1010,24 @@ fn request_context(msgs: &[&Value]) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The member part of a per-member request (gtb's `member::first_turn`): the JSON of its
+/// second user message when it names a `member`.
+fn member_part(msgs: &[&Value]) -> Option<Value> {
+    msgs.iter()
+        .filter(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"))
+        .nth(1)
+        .and_then(|m| m.get("content"))
+        .and_then(|c| c.as_str())
+        .and_then(|c| serde_json::from_str::<Value>(c).ok())
+        .filter(|v| v.get("member").is_some())
+}
+
 /// What a reply's tables are built from: the request's grounding and the content faults that
 /// change the tables (drawn for this turn).
 struct Draft<'a> {
     ctx: &'a Value,
+    /// the member asked for in a per-member request (its part: `fixed` fields included)
+    only: Option<Value>,
     h: u64,
     cities: Vec<String>,
     cand: Value,
@@ -998,12 +1048,19 @@ struct Tables {
 }
 
 impl<'a> Draft<'a> {
-    /// The grounding of `ctx` and the table faults drawn for `ask`.
-    fn new(ctx: &'a Value, ask: &Ask) -> Draft<'a> {
+    /// The grounding of `ctx` and the table faults drawn for `ask`. The first turn of a
+    /// per-member request (`only`) picks from the grounding's hash, so every member of a task
+    /// draws from one stream as the whole-group reply does; a correction turn from its own.
+    fn new(ctx: &'a Value, ask: &Ask, only: Option<Value>) -> Draft<'a> {
         let f = ask.f;
+        let h = match &only {
+            Some(_) if ask.first_turn => h64(ctx.to_string().as_bytes()),
+            _ => ask.h,
+        };
         Draft {
             ctx,
-            h: ask.h,
+            only,
+            h,
             cities: arr(ctx, "cities").iter().map(|c| s(c)).collect(),
             cand: ctx.get("city_candidates").cloned().unwrap_or(Value::Null),
             every_leg: arr(ctx, "modes_on_every_leg")
@@ -1037,10 +1094,14 @@ impl<'a> Draft<'a> {
         };
         for (mi, m) in arr(self.ctx, "members").iter().enumerate() {
             let user = s(&m["user"]);
+            if self.only.as_ref().is_some_and(|o| s(&o["member"]) != user) {
+                continue;
+            }
             let strategy = s(&m["strategy"]);
+            let firm = m["compromisable"] == json!(false);
             let mut city_map = serde_json::Map::new();
             for (ci, c) in self.cities.iter().enumerate() {
-                let (city, must) = self.city(mi, ci, &strategy);
+                let (city, must) = self.city(mi, ci, &strategy, firm);
                 t.musts.entry(user.clone()).or_insert(must);
                 city_map.insert(c.clone(), city);
             }
@@ -1050,7 +1111,13 @@ impl<'a> Draft<'a> {
                 t.budgets.insert(user.clone(), budget);
                 entry["global_constraints"] = globals;
             } else if let Some(r) = m.get("reference").and_then(|r| r.as_str()) {
-                let b = t.budgets.get(r).copied().unwrap_or(self.min_budget);
+                let fixed = self.only.as_ref().and_then(|o| {
+                    o.pointer("/fixed/global_constraints/avg_budget")
+                        .and_then(|b| b.as_u64())
+                });
+                let b = fixed
+                    .or_else(|| t.budgets.get(r).copied())
+                    .unwrap_or(self.min_budget);
                 t.budgets.insert(user.clone(), b);
             }
             t.prefs.insert(user, entry);
@@ -1059,11 +1126,13 @@ impl<'a> Draft<'a> {
     }
     /// Member `mi`'s preferences for city `ci`, picked from its candidates by the hash (under
     /// the hallucination and foreign-food faults the first member's first city names a sight
-    /// or dish that is no candidate), with its first must_visit.
-    fn city(&self, mi: usize, ci: usize, strategy: &str) -> (Value, String) {
+    /// or dish that is no candidate), with its first must_visit. A `firm` member's must_eat is
+    /// one the city's restaurants serve (`firm_must_eat`).
+    fn city(&self, mi: usize, ci: usize, strategy: &str, firm: bool) -> (Value, String) {
         let cc = &self.cand[&self.cities[ci]];
         let atts = arr(cc, "attractions");
         let foods = arr(cc, "food");
+        let served = arr(cc, "firm_must_eat");
         let cats = arr(cc, "attraction_categories");
         let a = |k: usize| {
             atts.get(k % atts.len().max(1))
@@ -1090,6 +1159,12 @@ impl<'a> Draft<'a> {
         let must_eat: Vec<String> = if self.foreign_food && mi == 0 && ci == 0 {
             vec![foreign_value(self.ctx, &foods)]
         } else if foods.is_empty() {
+            vec![]
+        } else if firm && !served.is_empty() {
+            let v = fv(fb);
+            let ok = served.iter().any(|x| s(x) == v);
+            vec![if ok { v } else { s(served[fb % served.len()]) }]
+        } else if firm {
             vec![]
         } else {
             vec![fv(fb)]
@@ -1228,14 +1303,16 @@ fn dressed(out: String, ask: &Ask) -> (String, Option<&'static str>) {
 fn answer(ask: &Ask) -> (String, Vec<&'static str>) {
     let f = ask.f;
     let mut applied = Vec::new();
-    let ctx = request_context(&arr(ask.body, "messages"));
+    let msgs = arr(ask.body, "messages");
+    let ctx = request_context(&msgs);
+    let only = member_part(&msgs);
     let bad_lines = f.always_bad_messages || (f.bad_messages_first_sight && ask.sight == 1);
     if let Some(tables) = ctx.get("preferences") {
         // not a fault: counted so that tests see the lines-only turn was taken
         applied.push("lines_request");
         return (lines_answer(tables, bad_lines), applied);
     }
-    let draft = Draft::new(&ctx, ask);
+    let draft = Draft::new(&ctx, ask, only);
     for (on, kind) in [
         (draft.foreign_food, "foreign_food"),
         (draft.hallucinate, "hallucinated"),
@@ -1250,7 +1327,7 @@ fn answer(ask: &Ask) -> (String, Vec<&'static str>) {
         ask.content(f.rate_copied_member, "copied_member"),
         ask.content(f.rate_implausible_budget, "implausible_budget"),
     );
-    applied.extend(table_faults(&ctx, gates, &mut t.prefs, &mut t.budgets));
+    applied.extend(table_faults(&draft, gates, &mut t.prefs, &mut t.budgets));
     let mut users: Vec<String> = t.prefs.keys().cloned().collect();
     users.sort_by_key(|u| u.trim_start_matches("User").parse::<u32>().unwrap_or(99));
     let contradict = ask.content(f.rate_contradicting_line, "contradicting_line");
@@ -1270,27 +1347,43 @@ fn answer(ask: &Ask) -> (String, Vec<&'static str>) {
     (content, applied)
 }
 
-/// The table faults of the gates a reply can fail (copied member, implausible budget), applied
-/// to the first member's tables; the names of those applied.
+/// The table faults of the gates a reply can fail (copied member, implausible budget): the
+/// first member's city preferences copied to the next member that writes its own (in a
+/// per-member request for that member: the first member's, drawn again from the task's
+/// stream), and a budget of 50,000 for the first member; the names of those applied.
 fn table_faults(
-    ctx: &Value,
+    d: &Draft,
     (copied, budget): (bool, bool),
     prefs: &mut serde_json::Map<String, Value>,
     budgets: &mut HashMap<String, u64>,
 ) -> Vec<&'static str> {
     let mut applied = Vec::new();
-    let members = arr(ctx, "members");
+    let members = arr(d.ctx, "members");
     let first = members.first().map(|m| s(&m["user"])).unwrap_or_default();
     let own = members
         .iter()
         .skip(1)
         .find(|m| matches!(s(&m["strategy"]).as_str(), "independent" | "copy_moderate"));
     if let Some(m) = own.filter(|_| copied) {
-        applied.push("copied_member");
-        let city = prefs[&first]["city_specific_preferences"].clone();
-        prefs[&s(&m["user"])]["city_specific_preferences"] = city;
+        let user = s(&m["user"]);
+        let city = match &d.only {
+            None => Some(prefs[&first]["city_specific_preferences"].clone()),
+            Some(_) if prefs.contains_key(&user) => {
+                let firm = members[0]["compromisable"] == json!(false);
+                let strategy = s(&members[0]["strategy"]);
+                let cities: serde_json::Map<String, Value> = (0..d.cities.len())
+                    .map(|ci| (d.cities[ci].clone(), d.city(0, ci, &strategy, firm).0))
+                    .collect();
+                Some(Value::Object(cities))
+            }
+            Some(_) => None,
+        };
+        if let Some(city) = city {
+            applied.push("copied_member");
+            prefs[&user]["city_specific_preferences"] = city;
+        }
     }
-    if budget {
+    if budget && prefs.contains_key(&first) {
         applied.push("implausible_budget");
         prefs[&first]["global_constraints"]["avg_budget"] = json!(50_000);
         budgets.insert(first, 50_000);

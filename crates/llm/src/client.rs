@@ -93,6 +93,8 @@ pub struct Stats {
     /// requests that failed for good (after retries)
     pub failed: AtomicU64,
     pub prompt_tokens: AtomicU64,
+    /// of `prompt_tokens`, those the server reported reusing from its prefix cache
+    pub prompt_tokens_reused: AtomicU64,
     pub completion_tokens: AtomicU64,
     pub cached_prompt_tokens: AtomicU64,
     pub cached_completion_tokens: AtomicU64,
@@ -115,6 +117,8 @@ pub struct Stats {
     pub fitted_prompts: AtomicU64,
     /// items of accepted replies named in two tiers, resolved as the validator's fix does
     pub resolved_clashes: AtomicU64,
+    /// replies the JSON schema they were asked with rules out (the server ignored it)
+    pub schema_ignored: AtomicU64,
 }
 
 impl Stats {
@@ -309,6 +313,9 @@ pub struct Completion {
     pub prompt_tokens: u64,
     /// completion tokens the server reports (0 when it does not)
     pub completion_tokens: u64,
+    /// of the prompt tokens, those the server reports reusing from its prefix cache
+    /// (`usage.prompt_tokens_details.cached_tokens`, llama.cpp's `timings.cache_n`)
+    pub prompt_tokens_cached: u64,
 }
 
 pub struct Settings {
@@ -375,8 +382,16 @@ pub struct Transport {
     transient: Mutex<VecDeque<String>>,
     fatal: Mutex<Option<String>>,
     window: Mutex<VecDeque<bool>>,
+    /// body members the learnt server needs to reuse prompt prefixes (llama.cpp:
+    /// `cache_prompt`), sent but not part of the cache key
+    server_members: std::sync::OnceLock<&'static str>,
     pub stats: std::sync::Arc<Stats>,
 }
+
+/// What llama.cpp's server is sent so that it keeps a slot's prompt and computes only what
+/// follows the longest prefix it shares with the request (its slots are then picked by prompt
+/// similarity: no `id_slot` is pinned, which would queue concurrent tasks behind one slot).
+pub const LLAMA_CPP_MEMBERS: &str = ",\"cache_prompt\":true";
 
 /// Transient failures kept for the report.
 const TRANSIENT_KEPT: usize = 20;
@@ -422,6 +437,7 @@ impl Transport {
             transient: Mutex::new(VecDeque::new()),
             fatal: Mutex::new(None),
             window: Mutex::new(VecDeque::new()),
+            server_members: std::sync::OnceLock::new(),
             cache: Cache::new(cache_dir),
             client,
             stats,
@@ -551,6 +567,7 @@ impl Transport {
                 .and_then(|x| x.as_u64())
                 .unwrap_or(0)
         };
+        let reused = prompt_tokens_cached(&v).min(tok("prompt_tokens"));
         if cached {
             Stats::add(&self.stats.cached_prompt_tokens, tok("prompt_tokens"));
             Stats::add(
@@ -559,6 +576,7 @@ impl Transport {
             );
         } else {
             Stats::add(&self.stats.prompt_tokens, tok("prompt_tokens"));
+            Stats::add(&self.stats.prompt_tokens_reused, reused);
             Stats::add(&self.stats.completion_tokens, tok("completion_tokens"));
             if let Some(t) = &self.tpm {
                 t.refund(
@@ -577,6 +595,7 @@ impl Transport {
             cached,
             prompt_tokens: tok("prompt_tokens"),
             completion_tokens: tok("completion_tokens"),
+            prompt_tokens_cached: reused,
         })
     }
 
@@ -738,11 +757,16 @@ impl Transport {
         }
         Stats::add(&self.stats.sent, 1);
         Stats::add(&self.stats.in_flight, 1);
-        let wire = if streaming {
+        let mut wire = if streaming {
             super::stream::streaming_body(body)
         } else {
             body.to_string()
         };
+        if let Some(m) = self.server_members.get() {
+            wire.pop();
+            wire.push_str(m);
+            wire.push('}');
+        }
         let mut req = self
             .client
             .post(&self.s.endpoint)
@@ -866,6 +890,11 @@ impl Transport {
             auth: &auth,
         };
         let w = probe.learn().await;
+        if w.as_ref()
+            .is_some_and(|w| w.source.starts_with("llama.cpp"))
+        {
+            self.server_members.set(LLAMA_CPP_MEMBERS).ok();
+        }
         match &w {
             Some(w) => {
                 eprintln!(
@@ -1220,6 +1249,21 @@ struct Reply {
     status: u16,
     headers: reqwest::header::HeaderMap,
     text: String,
+}
+
+/// The prompt tokens a server reports reusing from its prefix cache: OpenAI's (and vLLM's,
+/// DeepSeek's) `usage.prompt_tokens_details.cached_tokens`, DeepSeek's
+/// `usage.prompt_cache_hit_tokens`, or llama.cpp's `timings.cache_n`; the largest said.
+fn prompt_tokens_cached(v: &Value) -> u64 {
+    [
+        "/usage/prompt_tokens_details/cached_tokens",
+        "/usage/prompt_cache_hit_tokens",
+        "/timings/cache_n",
+    ]
+    .iter()
+    .filter_map(|p| v.pointer(p).and_then(Value::as_u64))
+    .max()
+    .unwrap_or(0)
 }
 
 /// The text of a reply message: `content` as a string, or the text of its parts when it is a

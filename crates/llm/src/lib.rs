@@ -20,18 +20,31 @@
 //! build stops after the batch without committing it.
 
 pub mod cache;
+pub mod city;
 pub mod client;
+mod converse;
+pub mod grounding;
+pub mod json;
+mod lines;
+pub mod member;
 pub mod parse;
+mod progress;
 pub mod prompt;
+pub mod schema;
+mod settings;
 pub mod stream;
 pub mod window;
 
-use anyhow::{Result, bail};
-use client::{Ask, CallError, Format, Stats, Transport};
+use anyhow::Result;
+use client::{Stats, Transport};
+use converse::{Said, Unit};
 use gtb_core::config::Config;
 use gtb_core::redact::public_url;
 use gtb_generate::{GenError, Generated, PreferenceGenerator, Request, TaskContext, messages};
+use progress::Progress;
 use serde_json::{Value, json};
+pub use settings::resolve;
+use settings::transport_settings;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -39,13 +52,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Rejected replies kept in the run report (the raw replies are in the cache).
-const MAX_REJECTIONS_LISTED: usize = 500;
+pub(crate) const MAX_REJECTIONS_LISTED: usize = 500;
 
 pub struct LlmGenerator {
     inner: Arc<Inner>,
     rt: tokio::runtime::Runtime,
     version: String,
     max_attractions: usize,
+    granularity: prompt::Granularity,
     validate: gtb_core::config::Validate,
     conflicts: gtb_core::config::Conflicts,
     busy: Mutex<Duration>,
@@ -73,257 +87,22 @@ struct Inner {
     max_tokens: u32,
 }
 
-/// What one task cost, over its attempts and turns.
+/// What one task cost, over its attempts and turns (and, per member, over that member's
+/// requests in per-member generation).
 #[derive(Debug, Default, Clone, serde::Serialize)]
 struct TaskUsage {
     attempts: u64,
     /// replies received (fresh or from the cache): every turn of every attempt
     turns: u64,
     prompt_tokens: u64,
+    /// of those, the tokens the server reported reusing from its prefix cache (not computed)
+    prompt_tokens_cached: u64,
     completion_tokens: u64,
     rejected: u64,
+    /// opening lines written from the templates instead of the model's
     template_lines: u64,
-}
-
-/// A reply's tables (accepted) and its lines or their problems, and the clashes resolved in
-/// the tables.
-type Checked = (
-    Vec<(String, gtb_core::task::Preference)>,
-    Result<Vec<gtb_core::task::Message>, Vec<parse::Problem>>,
-    usize,
-);
-
-/// What the next turn of an attempt asks for.
-enum Next {
-    /// the whole reply: the first turn, or a correction turn after it
-    Whole(Vec<Value>),
-    /// the opening lines alone, for tables that passed (`prompt::lines_request`)
-    Lines {
-        tables: Vec<(String, gtb_core::task::Preference)>,
-        conv: Vec<Value>,
-        schema: String,
-    },
-}
-
-/// How an attempt ended.
-enum JobOut {
-    Done(Generated),
-    /// sound tables, opening lines still bad after the corrections: template lines stand in
-    TemplateLines(Vec<(String, gtb_core::task::Preference)>),
-    /// the request failed for good (the transport booked it)
-    Failed(GenError),
-    /// every turn's reply was rejected (a model answering garbage counts against the run)
-    Rejected(GenError),
-}
-
-/// The chat-completions URL of a base URL (`…/v1`, or the full `…/chat/completions`), with its
-/// own query and the extra parameters (`name=value`) appended.
-fn endpoint(base_url: &str, query: &[String]) -> Result<String> {
-    let (base, own) = match base_url.trim().split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (base_url.trim(), None),
-    };
-    let base = base.trim_end_matches('/');
-    if !(base.starts_with("http://") || base.starts_with("https://")) {
-        bail!(
-            "llm.base_url must start with http:// or https://, got {:?}",
-            public_url(base)
-        );
-    }
-    let mut url = if base.ends_with("/chat/completions") {
-        base.to_string()
-    } else {
-        format!("{base}/chat/completions")
-    };
-    let mut params: Vec<&str> = own.into_iter().filter(|q| !q.is_empty()).collect();
-    for q in query {
-        let ok = q.split_once('=').is_some_and(|(k, v)| {
-            !k.trim().is_empty() && !q.contains(char::is_whitespace) && !v.contains('&')
-        });
-        if !ok {
-            bail!(
-                "--query / llm.query {:?} is not name=value (no spaces or &)",
-                public_url(&format!("http://x/?{q}")).trim_start_matches("http://x/?")
-            );
-        }
-        params.push(q);
-    }
-    if !params.is_empty() {
-        url.push('?');
-        url.push_str(&params.join("&"));
-    }
-    Ok(url)
-}
-
-/// Extra headers from `"Name: value"`; headers gtb sets itself are refused.
-fn headers(specs: &[String], key_header: &str) -> Result<Vec<(String, String)>> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for spec in specs {
-        let Some((name, value)) = spec.split_once(':') else {
-            bail!(
-                "--header / llm.headers: an entry has no ':' (expected \"Name: value\"); it is not shown, header values may be secrets"
-            );
-        };
-        let (name, value) = (name.trim(), value.trim());
-        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
-            || reqwest::header::HeaderValue::from_str(value).is_err()
-        {
-            bail!(
-                "--header {name:?}: not a valid header name, or its value holds characters a header cannot carry"
-            );
-        }
-        let lower = name.to_ascii_lowercase();
-        if ["content-type", "content-length", "host"].contains(&lower.as_str())
-            || lower == key_header.to_ascii_lowercase()
-            || out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
-        {
-            bail!("--header {name:?}: gtb sets this header itself, or it is given twice");
-        }
-        out.push((name.to_string(), value.to_string()));
-    }
-    Ok(out)
-}
-
-/// Body members gtb writes itself: --extra-body may not override them.
-const OWN_BODY_KEYS: [&str; 9] = [
-    "model",
-    "messages",
-    "temperature",
-    "max_tokens",
-    "max_completion_tokens",
-    "seed",
-    "response_format",
-    "stream",
-    "stream_options",
-];
-
-/// `--extra-body` as body members (`,"k":v,…`, in the given order).
-fn extra_body(text: &str) -> Result<String> {
-    if text.trim().is_empty() {
-        return Ok(String::new());
-    }
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| anyhow::anyhow!("--extra-body / llm.extra_body is not JSON: {e}"))?;
-    let Value::Object(m) = v else {
-        bail!(
-            "--extra-body / llm.extra_body must be a JSON object, like '{{\"enable_thinking\": false}}'"
-        );
-    };
-    let mut out = String::new();
-    for (k, v) in &m {
-        if OWN_BODY_KEYS.contains(&k.as_str()) {
-            bail!(
-                "--extra-body: {k:?} is set by gtb (use --model, --temperature, --max-tokens, --max-tokens-param, --response-format, --no-stream)"
-            );
-        }
-        out.push(',');
-        out.push_str(&serde_json::to_string(k).expect("string"));
-        out.push(':');
-        out.push_str(&serde_json::to_string(v).expect("JSON"));
-    }
-    Ok(out)
-}
-
-/// The transport's settings from `[llm]`, every knob checked (the error names it); the key is
-/// read from the environment here and nowhere else.
-fn transport_settings(l: &gtb_core::config::Llm) -> Result<client::Settings> {
-    if l.model.trim().is_empty() {
-        bail!(
-            "the LLM generator needs a model: --model NAME, llm.model in the config, or $OPENAI_MODEL"
-        );
-    }
-    let format = match l.response_format.as_str() {
-        "auto" | "json_schema" => Format::JsonSchema,
-        "json_object" => Format::JsonObject,
-        "text" => Format::Text,
-        other => bail!(
-            "llm.response_format must be auto, json_schema, json_object or text, got {other:?}"
-        ),
-    };
-    if !(0.0..=2.0).contains(&l.temperature) {
-        bail!("llm.temperature must be in 0..2, got {}", l.temperature);
-    }
-    if l.concurrency == 0 || l.max_tokens == 0 || l.timeout_secs == 0 {
-        bail!("llm.concurrency, llm.max_tokens and llm.timeout_secs must be positive");
-    }
-    if !(0.0..=1.0).contains(&l.max_error_rate) {
-        bail!(
-            "llm.max_error_rate must be a share in 0..1, got {}",
-            l.max_error_rate
-        );
-    }
-    if l.price_input_per_mtok < 0.0 || l.price_output_per_mtok < 0.0 {
-        bail!("llm prices must not be negative");
-    }
-    let token_param = match l.max_tokens_param.as_str() {
-        "auto" | "max_tokens" => client::TokenParam::MaxTokens,
-        "max_completion_tokens" => client::TokenParam::MaxCompletionTokens,
-        other => bail!(
-            "llm.max_tokens_param must be auto, max_tokens or max_completion_tokens, got {other:?}"
-        ),
-    };
-    if !l.api_key_header.is_empty()
-        && reqwest::header::HeaderName::from_bytes(l.api_key_header.as_bytes()).is_err()
-    {
-        bail!(
-            "--api-key-header {:?} is not a valid header name",
-            l.api_key_header
-        );
-    }
-    if l.refresh_rejected && l.offline_replay {
-        bail!("--refresh-rejected asks the server again, --offline-replay never does: choose one");
-    }
-    let key = std::env::var(&l.api_key_env)
-        .ok()
-        .filter(|k| !k.trim().is_empty())
-        .map(|k| k.trim().to_string());
-    if key.is_none() && !l.offline_replay {
-        eprintln!(
-            "llm: ${} is not set; sending requests without an API key (fine for local servers)",
-            l.api_key_env
-        );
-    }
-    Ok(client::Settings {
-        endpoint: endpoint(&l.base_url, &l.query)?,
-        model: l.model.clone(),
-        key,
-        key_env: l.api_key_env.clone(),
-        key_header: Some(l.api_key_header.clone()).filter(|h| !h.is_empty()),
-        headers: headers(&l.headers, &l.api_key_header)?,
-        extra_body: extra_body(&l.extra_body)?,
-        prompt_version: prompt::prompts_version(),
-        temperature: l.temperature,
-        max_tokens: l.max_tokens,
-        token_param,
-        stream: l.stream,
-        negotiate_token_param: l.max_tokens_param == "auto",
-        send_seed: l.send_seed,
-        format,
-        negotiate: l.response_format == "auto",
-        concurrency: l.concurrency,
-        rpm: l.requests_per_minute,
-        tpm: l.tokens_per_minute,
-        timeout: Duration::from_secs(l.timeout_secs),
-        max_retries: l.max_retries,
-        backoff: Duration::from_millis(l.backoff_ms),
-        rate_limit_budget: Duration::from_secs(l.rate_limit_budget_secs),
-        max_error_rate: l.max_error_rate,
-        offline_replay: l.offline_replay,
-    })
-}
-
-/// Fill the empty LLM settings from the environment (`OPENAI_BASE_URL`, `OPENAI_MODEL`), so
-/// the manifest records what was used.
-pub fn resolve(cfg: &mut gtb_core::config::Llm) {
-    if cfg.base_url.is_empty() {
-        cfg.base_url = std::env::var("OPENAI_BASE_URL")
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| "https://api.openai.com/v1".into());
-    }
-    if cfg.model.is_empty() {
-        cfg.model = std::env::var("OPENAI_MODEL").unwrap_or_default();
-    }
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    members: BTreeMap<String, TaskUsage>,
 }
 
 impl LlmGenerator {
@@ -332,6 +111,12 @@ impl LlmGenerator {
         let mut l = cfg.llm.clone();
         resolve(&mut l);
         let settings = transport_settings(&l)?;
+        let granularity = prompt::Granularity::parse(&l.granularity).ok_or_else(|| {
+            anyhow::anyhow!(
+                "llm.granularity must be member or task, got {:?}",
+                l.granularity
+            )
+        })?;
         let prompt_version = settings.prompt_version.clone();
         // what shapes the output: part of the generate stage's fingerprint (header values only
         // as a digest: they may be secrets). The window is learnt when the first batch needs
@@ -343,6 +128,7 @@ impl LlmGenerator {
             "max_corrections": l.max_corrections, "message_fallback": l.message_fallback, "min_meal_cost": cfg.validate.min_meal_cost,
             "max_tokens_param": l.max_tokens_param, "extra_body": settings.extra_body,
             "headers": client::headers_digest(&settings.headers), "validate": cfg.validate,
+            "granularity": granularity,
         });
         let version = format!(
             "{prompt_version} model={} params={}",
@@ -376,6 +162,7 @@ impl LlmGenerator {
             rt,
             version,
             max_attractions: l.max_attractions,
+            granularity,
             validate: cfg.validate.clone(),
             conflicts: cfg.generate.conflicts.clone(),
             busy: Mutex::new(Duration::ZERO),
@@ -418,7 +205,7 @@ impl LlmGenerator {
         let window = (self.inner.transport.s.concurrency * 2).max(64);
         let slots = Arc::new(tokio::sync::Semaphore::new(window));
         let chunk = (window / 4).clamp(8, 32);
-        let mut handles: Vec<tokio::task::JoinHandle<JobOut>> = Vec::with_capacity(items.len());
+        let mut handles: Vec<tokio::task::JoinHandle<Said>> = Vec::with_capacity(items.len());
         for part in items.chunks(chunk) {
             let permits = self
                 .rt
@@ -429,6 +216,7 @@ impl LlmGenerator {
                 conflicts: &self.conflicts,
                 validate: &self.validate,
                 window: self.inner.window().map(|w| (w, self.inner.max_tokens)),
+                granularity: self.granularity,
             };
             let prompts: Vec<Result<prompt::TaskPrompt, String>> = part
                 .par_iter()
@@ -450,7 +238,7 @@ impl LlmGenerator {
                         // no prompt fits the window: no retry can cure it, the run stops
                         Err(m) => {
                             inner.transport.set_fatal(m.clone());
-                            JobOut::Failed(GenError(m))
+                            Said::Failed(GenError(m))
                         }
                     };
                     drop(permit);
@@ -464,22 +252,8 @@ impl LlmGenerator {
         outs.into_iter()
             .zip(items)
             .map(|(o, (ctx, attempt, _))| match o {
-                Ok(JobOut::Done(g)) => Ok(g),
-                Ok(JobOut::Failed(e) | JobOut::Rejected(e)) => Err(e),
-                Ok(JobOut::TemplateLines(tables)) => {
-                    self.inner
-                        .usage(&ctx.skeleton.task_id, |u| u.template_lines += 1);
-                    let mut rng = gtb_core::rng::item_rng(
-                        ctx.seed,
-                        "llm-messages",
-                        &format!("{}#{attempt}", ctx.skeleton.task_id),
-                    );
-                    let messages = tables
-                        .iter()
-                        .map(|(u, t)| messages::opening_message(ctx, u, t, &mut rng))
-                        .collect();
-                    Ok(Generated { tables, messages })
-                }
+                Ok(Said::Done(tables, lines)) => Ok(with_lines(ctx, *attempt, tables, lines)),
+                Ok(Said::Failed(e) | Said::Rejected(e)) => Err(e),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                 Err(e) => Err(GenError(format!("LLM task cancelled: {e}"))),
             })
@@ -515,6 +289,8 @@ impl LlmGenerator {
                 "rejected": g(&s.rejected_replies), "corrections": g(&s.corrections), "attempts_ok": g(&s.attempts_ok),
                 "attempts_failed": g(&s.attempts_failed), "template_messages": g(&s.message_fallbacks),
                 "compacted_corrections": g(&s.compacted_corrections),
+                // replies outside the JSON schema they were asked with: the server ignored it
+                "outside_schema": g(&s.schema_ignored),
             },
             // per reason, the rejected replies that had it (a reply counts once per reason)
             "rejections_by_reason": self.inner.by_reason.lock().expect("by_reason").clone(),
@@ -523,8 +299,15 @@ impl LlmGenerator {
             // items of accepted tables named in two tiers, kept in the stronger (the build's fix)
             "resolved_clashes": g(&s.resolved_clashes),
             "streamed": self.inner.transport.streaming(),
+            "granularity": self.granularity,
             "tokens": {
-                "this_run": {"prompt": g(&s.prompt_tokens), "completion": g(&s.completion_tokens)},
+                // prompt: sent; of those, cached: reused from the server's prefix cache (as it
+                // reports them), computed: the rest
+                "this_run": {
+                    "prompt": g(&s.prompt_tokens), "prompt_cached": g(&s.prompt_tokens_reused),
+                    "prompt_computed": g(&s.prompt_tokens) - g(&s.prompt_tokens_reused).min(g(&s.prompt_tokens)),
+                    "completion": g(&s.completion_tokens),
+                },
                 "from_cache": {"prompt": g(&s.cached_prompt_tokens), "completion": g(&s.cached_completion_tokens)},
             },
             "cost": {
@@ -552,7 +335,7 @@ impl LlmGenerator {
         let s = &self.inner.stats;
         let g = |a: &std::sync::atomic::AtomicU64| Stats::get(a);
         let mut line = format!(
-            "llm: {} requests sent ({} retries), {} answers from the cache, {} failed; {} replies rejected, {} corrections, {} template lines; tokens this run {} in / {} out",
+            "llm: {} requests sent ({} retries), {} answers from the cache, {} failed; {} replies rejected, {} corrections, {} template lines; tokens this run {} in ({} reused from the server's prefix cache) / {} out",
             g(&s.sent),
             g(&s.retries),
             g(&s.cached),
@@ -561,6 +344,7 @@ impl LlmGenerator {
             g(&s.corrections),
             g(&s.message_fallbacks),
             g(&s.prompt_tokens),
+            g(&s.prompt_tokens_reused),
             g(&s.completion_tokens)
         );
         if self.cfg.price_input_per_mtok > 0.0 || self.cfg.price_output_per_mtok > 0.0 {
@@ -639,6 +423,31 @@ impl LlmGenerator {
     }
 }
 
+/// A task's generated tables and lines: the model's line where it passed, a template line
+/// (`generate::messages`, the offline generator's, from the accepted table) where it did not.
+/// The template stream is drawn for every member, so which lines stand in changes no other.
+fn with_lines(
+    ctx: &TaskContext,
+    attempt: u32,
+    tables: Vec<(String, gtb_core::task::Preference)>,
+    lines: Vec<Option<gtb_core::task::Message>>,
+) -> Generated {
+    let mut rng = gtb_core::rng::item_rng(
+        ctx.seed,
+        "llm-messages",
+        &format!("{}#{attempt}", ctx.skeleton.task_id),
+    );
+    let messages = tables
+        .iter()
+        .zip(lines)
+        .map(|((u, t), line)| {
+            let template = messages::opening_message(ctx, u, t, &mut rng);
+            line.unwrap_or(template)
+        })
+        .collect();
+    Generated { tables, messages }
+}
+
 impl Inner {
     /// The seed of one request: (run seed, task, attempt, turn).
     fn request_seed(seed: u64, task: &str, attempt: u32, turn: u32) -> u64 {
@@ -648,19 +457,46 @@ impl Inner {
             & 0x7fff_ffff
     }
 
-    /// One task attempt: a conversation of at most 1 + max_corrections turns; books its outcome.
+    /// One task attempt: one conversation for the group, or one per member in generation
+    /// order (each after the tables accepted before it; a member that exhausts its turns fails
+    /// the attempt, and the build regenerates the task); books its outcome.
     async fn attempt(
         self: Arc<Self>,
         p: prompt::TaskPrompt,
         task: String,
         seed: u64,
         attempt: u32,
-    ) -> JobOut {
-        self.usage(&task, |u| u.attempts += 1);
-        let out = self.converse(&p, &task, seed, attempt).await;
+    ) -> Said {
+        self.usage(&task, None, |u| u.attempts += 1);
+        let out = match p.granularity {
+            prompt::Granularity::Task => {
+                let unit = Unit {
+                    p: &p,
+                    members: &p.members,
+                    accepted: &[],
+                    first: vec![
+                        json!({"role": "system", "content": p.system}),
+                        json!({"role": "user", "content": p.user}),
+                    ],
+                    schema: p.schema_json.clone(),
+                    task: &task,
+                    member: None,
+                    seed,
+                    attempt,
+                };
+                self.converse(&unit).await
+            }
+            prompt::Granularity::Member => self.members(&p, &task, seed, attempt).await,
+        };
         match &out {
-            JobOut::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
-            JobOut::Rejected(e) => {
+            // an attempt with template lines (for some members, or all) counts once
+            Said::Done(_, lines) if lines.iter().any(Option::is_none) => {
+                Stats::add(&self.stats.message_fallbacks, 1);
+                Stats::add(&self.stats.attempts_ok, 1);
+                self.transport.outcome(true, "");
+            }
+            Said::Failed(_) => Stats::add(&self.stats.attempts_failed, 1),
+            Said::Rejected(e) => {
                 Stats::add(&self.stats.attempts_failed, 1);
                 self.transport.outcome(false, &e.0);
             }
@@ -673,19 +509,47 @@ impl Inner {
         out
     }
 
+    /// The members of a task asked one by one in generation order, each after the tables
+    /// accepted before it; the first member that exhausts its turns ends the attempt.
+    async fn members(&self, p: &prompt::TaskPrompt, task: &str, seed: u64, attempt: u32) -> Said {
+        let (mut tables, mut lines) = (Vec::new(), Vec::new());
+        for (i, m) in p.members.iter().enumerate() {
+            let unit = Unit {
+                p,
+                members: std::slice::from_ref(m),
+                accepted: &tables,
+                first: member::first_turn(p, i, &tables),
+                schema: schema::member_schema(m, true, &p.cities, p.min_budget, &p.ranges),
+                task,
+                member: Some(&m.user),
+                seed,
+                attempt,
+            };
+            match self.converse(&unit).await {
+                Said::Done(t, l) => {
+                    tables.extend(t);
+                    lines.extend(l);
+                }
+                failed => return failed,
+            }
+        }
+        Said::Done(tables, lines)
+    }
+
     /// The server's context window, once learnt and when known.
     fn window(&self) -> Option<&window::Window> {
         self.window.get().and_then(Option::as_ref)
     }
 
-    /// Update the usage of one task.
-    fn usage(&self, task: &str, f: impl FnOnce(&mut TaskUsage)) {
-        f(self
-            .tasks
-            .lock()
-            .expect("tasks")
-            .entry(task.to_string())
-            .or_default());
+    /// Update the usage of one task, and of one of its members when given (then the task's
+    /// counts follow: its attempts are the task's own).
+    fn usage(&self, task: &str, member: Option<&str>, f: impl Fn(&mut TaskUsage)) {
+        let mut tasks = self.tasks.lock().expect("tasks");
+        let t = tasks.entry(task.to_string()).or_default();
+        f(t);
+        if let Some(m) = member {
+            f(t.members.entry(m.to_string()).or_default());
+        }
     }
 
     /// The completion budget of a request: the configured one, cut to what the window leaves
@@ -696,213 +560,6 @@ impl Inner {
                 .max_tokens(self.max_tokens, window::estimate_messages(conv))
                 .max(window::MIN_REPLY.min(self.max_tokens)),
             None => self.max_tokens,
-        }
-    }
-
-    async fn converse(
-        &self,
-        p: &prompt::TaskPrompt,
-        task: &str,
-        seed: u64,
-        attempt: u32,
-    ) -> JobOut {
-        let first = vec![
-            json!({"role": "system", "content": p.system}),
-            json!({"role": "user", "content": p.user}),
-        ];
-        // what the next turn asks: the whole reply, or (once its tables passed) the lines alone
-        let mut next = Next::Whole(first.clone());
-        let mut last_problems: Vec<parse::Problem> = Vec::new();
-        for turn in 0..=self.max_corrections {
-            let label = format!("{task} attempt {attempt} turn {turn}");
-            let (conv, schema) = match &next {
-                Next::Whole(conv) => (conv.as_slice(), p.schema_json.as_str()),
-                Next::Lines { conv, schema, .. } => (conv.as_slice(), schema.as_str()),
-            };
-            let ask = Ask {
-                messages: conv,
-                schema,
-                seed: Self::request_seed(seed, task, attempt, turn),
-                max_tokens: self.max_tokens_for(conv),
-                label: &label,
-            };
-            let tables = match &next {
-                Next::Lines { tables, .. } => Some(tables.clone()),
-                Next::Whole(_) => None,
-            };
-            let check = |c: &client::Completion| match &tables {
-                Some(t) => parse::parse_lines(p, t, &c.content).map(|m| (t.clone(), Ok(m), 0)),
-                None => parse::parse(p, &c.content).map(|x| (x.tables, x.messages, x.resolved)),
-            };
-            let (c, checked) = match self.ask(&ask, &check).await {
-                Ok(x) => x,
-                Err(m) => return JobOut::Failed(GenError(format!("LLM request failed: {m}"))),
-            };
-            self.usage(task, |u| {
-                u.turns += 1;
-                u.prompt_tokens += c.prompt_tokens;
-                u.completion_tokens += c.completion_tokens;
-            });
-            let last = turn == self.max_corrections;
-            match self.settle_turn(p, &first, &c, checked, last) {
-                Ok(out) => {
-                    if let JobOut::TemplateLines(_) = &out {
-                        self.reject(task, attempt, turn, &c, &last_problems, true);
-                    }
-                    return out;
-                }
-                Err((problems, then)) => {
-                    if !(last && self.message_fallback && matches!(then, Next::Lines { .. })) {
-                        self.reject(task, attempt, turn, &c, &problems, false);
-                    }
-                    if !last {
-                        Stats::add(&self.stats.corrections, 1);
-                    }
-                    next = then;
-                    last_problems = problems;
-                }
-            }
-        }
-        let shown: Vec<&str> = last_problems
-            .iter()
-            .take(5)
-            .map(|p| p.text.as_str())
-            .collect();
-        JobOut::Rejected(GenError(format!(
-            "LLM reply rejected after {} turn(s): {}",
-            self.max_corrections + 1,
-            shown.join("; ")
-        )))
-    }
-
-    /// What one turn's checked reply leads to: the end of the attempt (accepted, or template
-    /// lines for the accepted tables on the last turn), or its problems and the next turn (the
-    /// lines alone once the tables passed, else the whole reply again).
-    fn settle_turn(
-        &self,
-        p: &prompt::TaskPrompt,
-        first: &[Value],
-        c: &client::Completion,
-        checked: Result<Checked, Vec<parse::Problem>>,
-        last: bool,
-    ) -> Result<JobOut, (Vec<parse::Problem>, Next)> {
-        match checked {
-            Ok((tables, Ok(messages), resolved)) => {
-                Stats::add(&self.stats.resolved_clashes, resolved as u64);
-                Ok(JobOut::Done(Generated { tables, messages }))
-            }
-            Ok((tables, Err(problems), resolved)) => {
-                if last && self.message_fallback {
-                    Stats::add(&self.stats.resolved_clashes, resolved as u64);
-                    Stats::add(&self.stats.message_fallbacks, 1);
-                    return Ok(JobOut::TemplateLines(tables));
-                }
-                let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
-                let (conv, schema) = prompt::lines_request(p, &tables, &texts);
-                Err((
-                    problems,
-                    Next::Lines {
-                        tables,
-                        conv,
-                        schema,
-                    },
-                ))
-            }
-            Err(mut problems) => {
-                if c.finish_reason == "length" {
-                    problems.insert(
-                        0,
-                        parse::Problem::new(
-                            parse::Reason::Truncated,
-                            "回复因长度上限被截断：请输出更紧凑的 JSON（不要缩进和多余空格）",
-                        ),
-                    );
-                }
-                let conv = self.correction_turn(first, c, &problems);
-                Err((problems, Next::Whole(conv)))
-            }
-        }
-    }
-
-    /// The conversation of a correction turn: the first turn, the previous reply (as compact
-    /// JSON: its whitespace is no use to anyone; left out when it was no JSON at all, the
-    /// problems say so), and the problems. When that would not leave the reply its room in the
-    /// window, only what must be fixed is sent: the first turn and the problems.
-    fn correction_turn(
-        &self,
-        first: &[Value],
-        reply: &client::Completion,
-        problems: &[parse::Problem],
-    ) -> Vec<Value> {
-        let texts: Vec<String> = problems.iter().map(|p| p.text.clone()).collect();
-        let fix = json!({"role": "user", "content": prompt::correction(&texts)});
-        let mut conv = first.to_vec();
-        if let Ok(said) = parse::extract_json(&reply.content) {
-            conv.push(json!({"role": "assistant", "content": said.to_string()}));
-        }
-        conv.push(fix.clone());
-        let fits = self
-            .window()
-            .is_none_or(|w| w.fits(self.max_tokens, window::estimate_messages(&conv)));
-        if fits || conv.len() == first.len() + 1 {
-            return conv;
-        }
-        Stats::add(&self.stats.compacted_corrections, 1);
-        let mut conv = first.to_vec();
-        conv.push(fix);
-        conv
-    }
-
-    /// One turn's reply, checked by `check`. With `refresh_rejected`, a cached reply the checks
-    /// reject is asked for again (once), and the new reply replaces it in the cache.
-    async fn ask(
-        &self,
-        ask: &Ask<'_>,
-        check: &impl Fn(&client::Completion) -> Result<Checked, Vec<parse::Problem>>,
-    ) -> Result<(client::Completion, Result<Checked, Vec<parse::Problem>>), String> {
-        let c = self
-            .transport
-            .chat(ask, true)
-            .await
-            .map_err(CallError::message)?;
-        let checked = check(&c);
-        let rejected = checked.as_ref().map_or(true, |x| x.1.is_err());
-        if !(rejected && c.cached && self.refresh_rejected) {
-            return Ok((c, checked));
-        }
-        let c = self
-            .transport
-            .chat(ask, false)
-            .await
-            .map_err(CallError::message)?;
-        let checked = check(&c);
-        Ok((c, checked))
-    }
-
-    fn reject(
-        &self,
-        task: &str,
-        attempt: u32,
-        turn: u32,
-        c: &client::Completion,
-        problems: &[parse::Problem],
-        fallback: bool,
-    ) {
-        Stats::add(&self.stats.rejected_replies, 1);
-        self.usage(task, |u| u.rejected += 1);
-        let mut reasons: Vec<&'static str> = problems.iter().map(|p| p.reason.as_str()).collect();
-        reasons.sort();
-        reasons.dedup();
-        {
-            let mut by = self.by_reason.lock().expect("by_reason");
-            for r in &reasons {
-                *by.entry(r).or_default() += 1;
-            }
-        }
-        let texts: Vec<&str> = problems.iter().map(|p| p.text.as_str()).collect();
-        let mut r = self.rejections.lock().expect("rejections");
-        if r.len() < MAX_REJECTIONS_LISTED {
-            r.push(json!({"task_id": task, "attempt": attempt, "turn": turn, "cache_key": c.cache_key, "finish_reason": c.finish_reason, "template_messages": fallback, "reasons": reasons, "problems": texts}));
         }
     }
 }
@@ -933,121 +590,6 @@ impl PreferenceGenerator for LlmGenerator {
             .map(|r| (&r.ctx, r.attempt, r.feedback.as_deref()))
             .collect();
         self.run_batch(&items)
-    }
-}
-
-/// Progress of a batch: an indicatif bar on a terminal (done, cached, failed and in flight
-/// apart), else a plain line every 30 s for long batches.
-struct Progress {
-    stop: Arc<tokio::sync::Notify>,
-    handle: Option<tokio::task::JoinHandle<()>>,
-}
-
-/// Tokens per second received, over the last few seconds.
-struct Rate {
-    samples: std::collections::VecDeque<(Instant, u64)>,
-}
-
-impl Rate {
-    /// How far back the rate looks.
-    const SPAN: Duration = Duration::from_secs(10);
-    fn new(count: u64) -> Rate {
-        Rate {
-            samples: std::iter::once((Instant::now(), count)).collect(),
-        }
-    }
-    fn update(&mut self, count: u64) -> f64 {
-        let now = Instant::now();
-        self.samples.push_back((now, count));
-        while self.samples.len() > 2 && now - self.samples[0].0 > Self::SPAN {
-            self.samples.pop_front();
-        }
-        let (t, c) = self.samples[0];
-        let secs = (now - t).as_secs_f64();
-        if secs < 0.5 {
-            0.0
-        } else {
-            count.saturating_sub(c) as f64 / secs
-        }
-    }
-}
-
-impl Progress {
-    fn start(
-        rt: &tokio::runtime::Runtime,
-        stats: Arc<Stats>,
-        len: usize,
-        t: &Transport,
-    ) -> Progress {
-        let stop = Arc::new(tokio::sync::Notify::new());
-        if len < 2 {
-            return Progress { stop, handle: None };
-        }
-        let base = (
-            Stats::get(&stats.cached),
-            Stats::get(&stats.attempts_failed),
-            Stats::get(&stats.sent),
-        );
-        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        let limit = t.concurrency();
-        let flag = stop.clone();
-        let handle = rt.spawn(async move {
-            let pb = indicatif::ProgressBar::new(len as u64);
-            if tty {
-                pb.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{prefix:>9} [{bar:30}] {pos}/{len} {elapsed} {msg}",
-                    )
-                    .expect("template")
-                    .progress_chars("=> "),
-                );
-                pb.set_prefix("llm");
-            } else {
-                pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-            }
-            let t0 = Instant::now();
-            let mut last_line = Instant::now();
-            let mut rate = Rate::new(Stats::get(&stats.received_pieces));
-            loop {
-                let done = Stats::get(&stats.batch_done);
-                let msg = format!(
-                    "done {done} · cached {} · failed {} · in flight {} (limit {limit}) · sent {} · {:.0} tok/s",
-                    Stats::get(&stats.cached) - base.0,
-                    Stats::get(&stats.attempts_failed) - base.1,
-                    Stats::get(&stats.in_flight),
-                    Stats::get(&stats.sent) - base.2,
-                    rate.update(Stats::get(&stats.received_pieces))
-                );
-                pb.set_position(done);
-                pb.set_message(msg.clone());
-                if !tty && last_line.elapsed() >= Duration::from_secs(30) {
-                    eprintln!(
-                        "llm: {done}/{len} after {:.0}s: {msg}",
-                        t0.elapsed().as_secs_f64()
-                    );
-                    last_line = Instant::now();
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-                    _ = flag.notified() => break,
-                }
-            }
-            pb.finish_and_clear();
-        });
-        Progress {
-            stop,
-            handle: Some(handle),
-        }
-    }
-    fn stop(mut self) {
-        self.stop.notify_one();
-        if let Some(h) = self.handle.take() {
-            // the bar clears itself within one tick
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
     }
 }
 

@@ -6,7 +6,8 @@
 //! would find. Problems come back as short Chinese sentences for the correction turn, each with
 //! the reason the run report counts it under.
 
-use super::prompt::{CityCandidates, Member, TaskPrompt};
+use crate::grounding::{CityCandidates, Member};
+use crate::prompt::TaskPrompt;
 use gtb_core::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Message, Preference,
@@ -14,6 +15,9 @@ use gtb_core::task::{
 use gtb_resources::names::normalize;
 use gtb_resources::{Strategy, vocab};
 use serde_json::Value;
+
+pub use crate::json::{Problem, Reason, extract_json};
+use crate::lines::check_messages;
 
 /// What a reply yields when its tables are sound: the tables (generation order) and the opening
 /// lines, or the problems of the lines alone (then a template may stand in).
@@ -23,151 +27,6 @@ pub struct Parsed {
     /// items the tables named in two tiers (or rejected areas around a must_visit), resolved
     /// as the validator's fix does: the stronger tier keeps them
     pub resolved: usize,
-}
-
-/// Why a reply was rejected (`llm_report.json` counts rejections per reason).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Reason {
-    /// no JSON object in the reply
-    Json,
-    /// cut off at the completion budget
-    Truncated,
-    /// a member, city or field missing or of the wrong type
-    Shape,
-    /// a sight or food that is not a candidate of its city
-    UnknownName,
-    /// a mode, hotel category or attraction category outside its vocabulary
-    Vocabulary,
-    /// avg_budget or intensity outside its plausible range, or under min_budget
-    Scalar,
-    /// a copy strategy not honoured, or a member copying another's city preferences
-    Strategy,
-    /// an opening line missing, too long, not Chinese, or with forbidden text
-    LineForm,
-    /// an opening line that contradicts its speaker's table
-    LineDisagrees,
-    /// an opening line that voices none (or too many) of its speaker's preferences
-    LineReveals,
-}
-
-impl Reason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::Json => "json",
-            Reason::Truncated => "truncated",
-            Reason::Shape => "shape",
-            Reason::UnknownName => "unknown_name",
-            Reason::Vocabulary => "vocabulary",
-            Reason::Scalar => "scalar_range",
-            Reason::Strategy => "strategy",
-            Reason::LineForm => "line_form",
-            Reason::LineDisagrees => "line_disagrees",
-            Reason::LineReveals => "line_reveals",
-        }
-    }
-}
-
-/// One problem of a reply: its reason and what the correction turn tells the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub reason: Reason,
-    pub text: String,
-}
-
-impl Problem {
-    pub fn new(reason: Reason, text: impl Into<String>) -> Problem {
-        Problem {
-            reason,
-            text: text.into(),
-        }
-    }
-}
-
-/// Candidate `{…}` spans tried in prose (a reply with more braces than that is not JSON).
-const MAX_SPANS: usize = 64;
-
-/// Pull the JSON object out of a reply: bare, fenced (```json), after a `<think>` block, or the
-/// first balanced `{...}` span of the prose that parses as an object (prose may hold braces of
-/// its own before the JSON). The error says why, for the correction turn.
-pub fn extract_json(text: &str) -> Result<Value, String> {
-    let mut t = text.trim();
-    if let Some(end) = t.rfind("</think>") {
-        t = t[end + "</think>".len()..].trim();
-    }
-    if let Ok(v) = serde_json::from_str::<Value>(t) {
-        return Ok(v);
-    }
-    // fenced blocks
-    let mut rest = t;
-    while let Some(start) = rest.find("```") {
-        let after = &rest[start + 3..];
-        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(0);
-        let body = &after[body_start..];
-        let Some(end) = body.find("```") else { break };
-        if let Ok(v) = serde_json::from_str::<Value>(body[..end].trim()) {
-            return Ok(v);
-        }
-        rest = &body[end + 3..];
-    }
-    // balanced spans, from each opening brace in turn
-    let mut first_failure: Option<(String, String)> = None;
-    let mut spans = 0;
-    for (start, _) in t.match_indices('{') {
-        let Some(end) = balanced_end(t.as_bytes(), start) else {
-            // an object that never closes: the reply was cut off
-            return Err("回复中的 JSON 不完整（可能被截断），请输出更紧凑的完整 JSON".into());
-        };
-        match serde_json::from_str::<Value>(&t[start..=end]) {
-            Ok(v @ Value::Object(_)) => return Ok(v),
-            Ok(_) => {}
-            Err(e) => {
-                if first_failure.is_none() {
-                    let shown: String = t[start..=end].chars().take(40).collect();
-                    let msg = e.to_string();
-                    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-                    first_failure = Some((shown, msg));
-                }
-            }
-        }
-        spans += 1;
-        if spans >= MAX_SPANS {
-            break;
-        }
-    }
-    match first_failure {
-        Some((shown, msg)) => Err(format!(
-            "回复中找不到可解析的 JSON 对象：花括号内的「{shown}」不是 JSON（{msg}）。只输出一个 JSON 对象，JSON 前后不要有含花括号的文字"
-        )),
-        None => Err("回复中没有 JSON 对象".into()),
-    }
-}
-
-/// The index of the brace closing the one at `start` (strings and escapes respected).
-fn balanced_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let (mut depth, mut in_str, mut esc) = (0i32, false, false);
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        if in_str {
-            match b {
-                _ if esc => esc = false,
-                b'\\' => esc = true,
-                b'"' => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_str = true,
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 struct Ctx<'a> {
@@ -404,7 +263,7 @@ impl Ctx<'_> {
                 self.bad(Reason::Shape, format!("{csp_path} 缺少城市「{}」", c.name));
                 CityPref::default()
             } else {
-                self.city(raw, &m.user, c, minor.is_none())
+                self.city(raw, m, c, minor.is_none())
             };
             if let Some(r) = minor {
                 inherit_weak(&mut cp, &r.city_specific_preferences[ci]);
@@ -426,16 +285,16 @@ impl Ctx<'_> {
     }
 
     /// One city of one member; `weak` = the member writes the weak fields itself.
-    fn city(&mut self, v: Option<&Value>, user: &str, c: &CityCandidates, weak: bool) -> CityPref {
-        let path = format!("{user}.{}", c.name);
-        let Some(m) = self.obj(v, &path) else {
+    fn city(&mut self, v: Option<&Value>, m: &Member, c: &CityCandidates, weak: bool) -> CityPref {
+        let path = format!("{}.{}", m.user, c.name);
+        let Some(o) = self.obj(v, &path) else {
             return CityPref::default();
         };
-        let a = self.section(m, &path, "attractions");
-        let f = self.section(m, &path, "food");
+        let a = self.section(o, &path, "attractions");
+        let f = self.section(o, &path, "food");
         CityPref {
             attractions: self.attractions(&a, &path, c, weak),
-            food: self.food(&f, &path, c, weak),
+            food: self.food(&f, &path, c, weak, m.firm),
         }
     }
     /// A city's sights (candidates of the city, a must_visit open during the trip) and, when
@@ -466,18 +325,31 @@ impl Ctx<'_> {
             category_pref,
         }
     }
-    /// A city's food (candidates of the city or values found everywhere); prefer_eat and
-    /// avoid_eat only when `weak`.
+    /// A city's food (candidates of the city or values found everywhere; a `firm` member's
+    /// must_eat only what a venue there serves); prefer_eat and avoid_eat only when `weak`.
     fn food(
         &mut self,
         f: &serde_json::Map<String, Value>,
         path: &str,
         c: &CityCandidates,
         weak: bool,
+        firm: bool,
     ) -> FoodPref {
         let at = format!("{path}.food");
         let food = |s: &str| food_check(c, s);
-        let must_eat = self.field(f, &at, "must_eat", (0, 2), food);
+        let must_eat = self.field(f, &at, "must_eat", (0, 2), |s: &str| {
+            let v = food_check(c, s)?;
+            if firm && !c.firm_food.contains(&v) {
+                return Err((
+                    Reason::UnknownName,
+                    format!(
+                        "「{v}」在{}没有餐厅供应，不能妥协的成员不能把它作为 must_eat（只取 firm_must_eat 中的值）",
+                        c.name
+                    ),
+                ));
+            }
+            Ok(v)
+        });
         let (prefer_eat, avoid_eat) = if weak {
             (
                 self.field(f, &at, "prefer_eat", (0, 2), food),
@@ -587,132 +459,6 @@ fn sections(v: &Value) -> (Option<&Value>, Option<&Value>) {
     (prefs, msgs)
 }
 
-/// Text that must never be in an opening line: field names, markup, links, role markers and
-/// instructions aimed at a model.
-const FORBIDDEN: [&str; 24] = [
-    "must_visit",
-    "reject_visit",
-    "avg_budget",
-    "global_constraints",
-    "city_specific",
-    "category_pref",
-    "prefer_eat",
-    "avoid_eat",
-    "must_eat",
-    "reject_eat",
-    "hotel_preference",
-    "```",
-    "http://",
-    "https://",
-    "<|",
-    "</",
-    "system",
-    "assistant",
-    "ignore",
-    "prompt",
-    "忽略",
-    "系统提示",
-    "指令",
-    "API",
-];
-
-/// The text of each planned member's opening line in a reply's `initial_messages` (an object
-/// keyed by user, or a list of `{role, content}`).
-fn line_of(v: Option<&Value>, user: &str) -> Option<String> {
-    match v? {
-        Value::Object(m) => m.get(user).and_then(|x| {
-            x.as_str()
-                .map(String::from)
-                .or_else(|| x.get("content").and_then(|c| c.as_str()).map(String::from))
-        }),
-        Value::Array(a) => a
-            .iter()
-            .find(|x| x.get("role").and_then(|r| r.as_str()) == Some(user))
-            .and_then(|x| x.get("content"))
-            .and_then(|c| c.as_str())
-            .map(String::from),
-        _ => None,
-    }
-}
-
-/// The length of an opening line in characters (the schema's `minLength` / `maxLength` too).
-pub const LINE_CHARS: std::ops::RangeInclusive<usize> = 4..=400;
-
-/// The form of a line: length, Chinese, nothing forbidden.
-fn line_form(user: &str, text: &str) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    let mut bad = |s: String| problems.push(Problem::new(Reason::LineForm, s));
-    let chars = text.chars().count();
-    let cjk = text
-        .chars()
-        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
-        .count();
-    let lower = text.to_lowercase();
-    if !LINE_CHARS.contains(&chars) {
-        bad(format!(
-            "{user} 的开场白长度为 {chars} 字，应为 1–4 句、400 字以内"
-        ));
-    } else if cjk * 2 < chars {
-        bad(format!("{user} 的开场白应为中文口语"));
-    }
-    if let Some(f) = FORBIDDEN.iter().find(|f| lower.contains(&f.to_lowercase())) {
-        bad(format!(
-            "{user} 的开场白含有不允许的内容「{f}」：只说出偏好，不要字段名、链接、标记或指令"
-        ));
-    }
-    if text.contains("User") {
-        bad(format!("{user} 的开场白不要提 User 编号"));
-    }
-    problems
-}
-
-/// Screen the opening lines of the planned members: their form, and the validator's line check
-/// against their own tables.
-fn check_messages(
-    p: &TaskPrompt,
-    tables: &[(String, Preference)],
-    v: Option<&Value>,
-) -> Result<Vec<Message>, Vec<Problem>> {
-    use gtb_validate::lines::{LineIssue, Terms, check_line};
-    let own = Terms::tables(tables.iter().map(|(_, t)| t));
-    let mut sets: Vec<&Terms> = vec![Terms::vocabularies(), &own];
-    sets.extend(p.cities.iter().map(|c| &c.terms));
-    let mut problems = Vec::new();
-    let mut out = Vec::new();
-    for m in &p.members {
-        let Some(text) = line_of(v, &m.user) else {
-            problems.push(Problem::new(
-                Reason::LineForm,
-                format!("缺少 {} 的开场白", m.user),
-            ));
-            continue;
-        };
-        let text = text.trim().to_string();
-        problems.extend(line_form(&m.user, &text));
-        if let Some((_, t)) = tables.iter().find(|(u, _)| *u == m.user) {
-            for issue in check_line(&sets, t, &text) {
-                let reason = match issue {
-                    LineIssue::Nothing | LineIssue::TooMany { .. } => Reason::LineReveals,
-                    _ => Reason::LineDisagrees,
-                };
-                problems.push(Problem::new(
-                    reason,
-                    format!("{} 的{}", m.user, issue.message_zh()),
-                ));
-            }
-        }
-        out.push(Message {
-            role: m.user.clone(),
-            content: text,
-        });
-    }
-    if problems.is_empty() {
-        Ok(out)
-    } else {
-        Err(problems)
-    }
-}
-
 /// Resolve what the validator's fixes would change in one member's table, so that the table
 /// the reply is checked with is the one the build keeps (and template lines are made from it):
 /// an item named in two tiers stays in the stronger (`contradictions::resolve`), and a reject
@@ -743,10 +489,11 @@ fn strategy_gate(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem
         .collect()
 }
 
-/// Parse and check the reply to a lines-only correction turn: the lines of `tables`, which
-/// stay as they were accepted.
+/// Parse and check the reply to a lines-only correction turn: the lines of `members`, whose
+/// tables (in `tables`) stay as they were accepted.
 pub fn parse_lines(
     p: &TaskPrompt,
+    members: &[Member],
     tables: &[(String, Preference)],
     reply: &str,
 ) -> Result<Vec<Message>, Vec<Problem>> {
@@ -755,11 +502,18 @@ pub fn parse_lines(
         .get("initial_messages")
         .or_else(|| v.get("messages"))
         .unwrap_or(&v);
-    check_messages(p, tables, Some(msgs))
+    check_messages(p, members, tables, Some(msgs))
 }
 
-/// Parse and check a reply. `Err` lists the problems of the tables (or of the JSON itself).
-pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
+/// Parse and check a reply with the tables of `members` (the whole group, or one member after
+/// the `accepted` tables of the members before it). `Err` lists the problems of the tables (or
+/// of the JSON itself).
+pub fn parse(
+    p: &TaskPrompt,
+    members: &[Member],
+    accepted: &[(String, Preference)],
+    reply: &str,
+) -> Result<Parsed, Vec<Problem>> {
     let v = extract_json(reply).map_err(|e| {
         let reason = if e.contains("截断") {
             Reason::Truncated
@@ -777,9 +531,9 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
         return Err(cx.problems);
     };
     let prefs = prefs.clone();
-    let mut tables: Vec<(String, Preference)> = Vec::new();
+    let mut tables: Vec<(String, Preference)> = accepted.to_vec();
     let mut resolved = 0;
-    for m in &p.members {
+    for m in members {
         let Some(mv) = prefs.get(&m.user) else {
             cx.bad(Reason::Shape, format!("preferences 缺少成员 {}", m.user));
             continue;
@@ -799,47 +553,11 @@ pub fn parse(p: &TaskPrompt, reply: &str) -> Result<Parsed, Vec<Problem>> {
     if !gates.is_empty() {
         return Err(gates);
     }
-    let messages = check_messages(p, &tables, msgs);
+    let messages = check_messages(p, members, &tables, msgs);
+    let tables = tables.split_off(accepted.len());
     Ok(Parsed {
         tables,
         messages,
         resolved,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_is_found_in_fences_think_blocks_and_prose() {
-        assert_eq!(extract_json("{\"a\": 1}").unwrap()["a"], 1);
-        assert_eq!(
-            extract_json("<think>嗯 {x}</think>\n{\"a\": 2}").unwrap()["a"],
-            2
-        );
-        assert_eq!(
-            extract_json("好的：\n```json\n{\"a\": 3}\n```\n").unwrap()["a"],
-            3
-        );
-        assert_eq!(
-            extract_json("结果如下 {\"a\": {\"b\": \"}\"}} 完毕").unwrap()["a"]["b"],
-            "}"
-        );
-        assert!(extract_json("{\"a\": [1, 2").unwrap_err().contains("截断"));
-        assert!(extract_json("没有").is_err());
-    }
-
-    #[test]
-    fn issue13_15_prose_with_braces_before_unfenced_json() {
-        let reply = "好的，我会按 {成员} 的顺序输出，格式为 {preferences, initial_messages}：\n{\"preferences\": {\"User1\": {}}, \"initial_messages\": {}}";
-        let v = extract_json(reply).unwrap();
-        assert!(v["preferences"]["User1"].is_object(), "{v}");
-        // nothing parses: the correction turn is told which braces and why
-        let e = extract_json("注意 {成员} 与 {键名}").unwrap_err();
-        assert!(
-            e.contains("{成员}") && e.contains("不是 JSON") && e.contains("花括号"),
-            "{e}"
-        );
-    }
 }

@@ -30,6 +30,8 @@ pub struct Assembly {
     content: String,
     finish_reason: Option<String>,
     usage: Option<Value>,
+    /// llama.cpp's `timings` (its `cache_n`: prompt tokens reused from the slot's cache)
+    timings: Option<Value>,
     id: Option<Value>,
     model: Option<Value>,
     error: Option<String>,
@@ -72,6 +74,9 @@ impl Assembly {
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
         }
+        if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
+            self.timings = Some(t.clone());
+        }
         let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
             return;
         };
@@ -110,6 +115,9 @@ impl Assembly {
         });
         if let Some(u) = self.usage {
             body["usage"] = u;
+        }
+        if let Some(t) = self.timings {
+            body["timings"] = t;
         }
         Ok(body.to_string())
     }

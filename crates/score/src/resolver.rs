@@ -69,6 +69,56 @@ impl PoiDb {
         db
     }
 
+    /// The table of one city alone (its real venues, and its stand-ins outside the table), as
+    /// `from_resources` holds that city.
+    pub fn of_city(res: &Resources, c: CityId) -> Self {
+        let mut db = PoiDb::default();
+        let name = &res.cities[c as usize].name;
+        for poi in real_pois(res, c) {
+            db.add(name, poi);
+        }
+        db.fallback.insert(name.clone(), stand_ins(res, c));
+        db
+    }
+
+    /// The venues a plan may use in a city (what the witness search plans with): the table's,
+    /// then the stand-ins, except where a POI store covers the city and names venues of the
+    /// stand-in's kind (a store of attractions and restaurants only, or one whose hotels carry
+    /// no price, sleeps its city in stand-ins priced from the hotel bands).
+    pub fn venues<'a>(&'a self, res: &Resources, city: &str) -> impl Iterator<Item = &'a Poi> {
+        let store_covered = res
+            .store
+            .as_ref()
+            .is_some_and(|s| s.used.contains_key(city));
+        let real: &'a [Poi] = self.city(city);
+        let named = move |kind: PoiKind| real.iter().any(|p| p.kind == kind);
+        let fallback = self
+            .stand_ins_of(city)
+            .iter()
+            .filter(move |p| !store_covered || !named(p.kind));
+        real.iter().chain(fallback)
+    }
+
+    /// Whether some venue of `city` serves the must_eat item `x` as the witness contract reads
+    /// it (`must_eat_kept` at one of `venues`): the value a member who cannot yield may ask for.
+    pub fn serves_must_eat(&self, res: &Resources, city: &str, x: &str) -> bool {
+        let must = [x];
+        let lists = crate::rules::FoodLists {
+            must: &must,
+            reject: &[],
+            prefer: &[],
+            avoid: &[],
+        };
+        self.venues(res, city)
+            .filter(|p| p.kind == PoiKind::Food)
+            .any(|p| {
+                let terms = self.category(&p.name, city).map_or_else(Vec::new, |cat| {
+                    crate::rules::food_terms(&lists, &p.name, cat)
+                });
+                must_eat_kept(&terms, p, x)
+            })
+    }
+
     /// `from_resources` plus every stand-in label of each city under the category it names:
     /// the table of a split's world (`gtb-world`), which its `poi2category` lists, so that the
     /// release's evaluator scores a stand-in by its category as gtb does. The release's own
@@ -150,6 +200,14 @@ impl PoiDb {
             .as_ref()?
             .windows_on(&mmdd, weekday)
     }
+}
+
+/// Whether a venue keeps the must_eat item `x` as the witness contract reads it: the release
+/// scores it there (`terms`, its food terms for the member), or it is a stand-in named after
+/// it (no real venue of the table serves it).
+pub fn must_eat_kept(terms: &[crate::rules::Term], poi: &Poi, x: &str) -> bool {
+    terms.iter().any(|t| t.field == "must_eat" && t.item == x)
+        || poi.stand_in && poi.name.contains(x)
 }
 
 /// The real venues of a city: attractions, named restaurants, named hotels.

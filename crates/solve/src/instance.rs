@@ -15,7 +15,7 @@ use super::model::{self, MealKind};
 use gtb_core::task::{CityPref, Preference, Task};
 use gtb_resources::hours::OpeningHours;
 use gtb_resources::{CityId, Resources};
-use gtb_score::resolver::{Poi, PoiDb, PoiKind, date_parts, effective_category};
+use gtb_score::resolver::{Poi, PoiDb, PoiKind, date_parts, effective_category, must_eat_kept};
 use gtb_score::rules::{self, FoodLists};
 
 /// A set of members (bit i = the i-th member in the task's order); groups have at most 6.
@@ -341,17 +341,6 @@ impl<'a> Instance<'a> {
     fn destination(&self, id: CityId, db: &'a PoiDb) -> Destination<'a> {
         let city = self.res.city(id);
         let name = city.name.as_str();
-        let store_covered = self
-            .res
-            .store
-            .as_ref()
-            .is_some_and(|s| s.used.contains_key(name));
-        let real: &'a [Poi] = db.city(name);
-        let named = |kind: PoiKind| real.iter().any(|p| p.kind == kind);
-        let fallback = db
-            .stand_ins_of(name)
-            .iter()
-            .filter(move |p| !store_covered || !named(p.kind));
         let mut d = Destination {
             id,
             name,
@@ -361,7 +350,7 @@ impl<'a> Instance<'a> {
             meals: Vec::new(),
             hotels: Vec::new(),
         };
-        for poi in real.iter().chain(fallback) {
+        for poi in db.venues(self.res, name) {
             match poi.kind {
                 PoiKind::Attraction => {
                     if let Some(s) = self.sight(id, name, poi, db) {
@@ -458,13 +447,9 @@ impl<'a> Instance<'a> {
             };
             let terms = cat.map_or_else(Vec::new, |c| rules::food_terms(&lists, &poi.name, c));
             m.value.push(rules::total(&terms));
-            // kept as the witness contract reads it: the release scores it here, or this is a
-            // stand-in named after it (no real venue of the table serves it)
-            let kept = |x: &str| {
-                terms.iter().any(|t| t.field == "must_eat" && t.item == x)
-                    || poi.stand_in && poi.name.contains(x)
-            };
-            m.must.push(bits(&f.must_eat, kept));
+            // kept as the witness contract reads it (`must_eat_kept`)
+            m.must
+                .push(bits(&f.must_eat, |x| must_eat_kept(&terms, poi, x)));
             if terms.iter().any(|t| t.field == "reject_eat")
                 || f.reject_eat.iter().any(|x| poi.name.contains(x.as_str()))
                 || stand_in_rejected(&lists, poi, cat)
