@@ -607,7 +607,11 @@ fn shortlist(d: &mut Destination, n: usize) {
 fn stand_in_rejected(lists: &FoodLists<String>, poi: &Poi, resolved: Option<&str>) -> bool {
     poi.stand_in
         && resolved.is_none()
-        && rules::food_terms(lists, &poi.name, effective_category(&poi.category, poi.kind))
-            .iter()
-            .any(|t| t.field == "reject_eat")
+        && rules::food_terms(
+            lists,
+            &poi.name,
+            effective_category(&poi.category, poi.kind),
+        )
+        .iter()
+        .any(|t| t.field == "reject_eat")
 }
