@@ -11,12 +11,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Each test names its own key variable (the environment is shared by the test threads).
-fn set_key(var: &str, key: &str) {
+pub(crate) fn set_key(var: &str, key: &str) {
     // SAFETY: every test uses a distinct variable, set before any thread reads it
     unsafe { std::env::set_var(var, key) };
 }
 
-fn llm_config(dir: &Path, server: &FakeServer, key_var: &str, n: usize) -> Config {
+pub(crate) fn llm_config(dir: &Path, server: &FakeServer, key_var: &str, n: usize) -> Config {
     let mut cfg = config_in(dir);
     cfg.run.n = n;
     cfg.run.generator = "openai".into();

@@ -3,6 +3,7 @@
 //! and accepted tables reopened by a correction.
 
 use crate::common::*;
+use crate::llm::set_key;
 use gtb_core::config::Config;
 use gtb_fake_llm::{FakeConfig, FakeServer, Faults};
 use gtb_llm::prompt::{self, Granularity};
@@ -10,23 +11,12 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-fn set_key(var: &str, key: &str) {
-    // SAFETY: every test uses a distinct variable, set before any thread reads it
-    unsafe { std::env::set_var(var, key) };
-}
-
+/// The LLM tests' configuration (`llm::llm_config`) at granularity `g`, with the witness search
+/// on as shipped.
 fn llm_config(dir: &Path, server: &FakeServer, key_var: &str, n: usize, g: &str) -> Config {
-    let mut cfg = config_in(dir);
-    cfg.run.n = n;
-    cfg.run.generator = "openai".into();
-    cfg.llm.base_url = server.base_url();
-    cfg.llm.model = "fake-model".into();
-    cfg.llm.api_key_env = key_var.into();
-    cfg.llm.cache_dir = dir.join("cache");
-    cfg.llm.concurrency = 8;
-    cfg.llm.backoff_ms = 20;
-    cfg.llm.timeout_secs = 5;
+    let mut cfg = crate::llm::llm_config(dir, server, key_var, n);
     cfg.llm.granularity = g.into();
+    cfg.solve.enabled = true;
     cfg
 }
 
