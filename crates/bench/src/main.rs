@@ -20,6 +20,7 @@
 //!
 //! The OpenStreetMap import alone: `gtb-bench osm-import`. The witness search's CPU per task
 //! (median and p99 by difficulty) of any task file: `gtb-bench solver-cpu TASKS [--threads N]`.
+//! The LLM generate stage alone (650 tasks, concurrency 64, 200 ms server): `gtb-bench llm`.
 //! A split's world (issue 28: the tool sandbox of the default split and of 10,000 tasks):
 //! `gtb-bench world`. `gtb tools serve` alone (latency and throughput at concurrency 1 and 16
 //! over the default split's world): `gtb-bench serve`.
@@ -143,6 +144,13 @@ fn main() -> anyhow::Result<()> {
             let dir = std::env::temp_dir().join(format!("gtb-bench-world-{}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
             let r = world::world_bench(&dir);
+            std::fs::remove_dir_all(&dir).ok();
+            return r;
+        }
+        Some("llm") => {
+            let dir = std::env::temp_dir().join(format!("gtb-bench-llm-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let r = llm_generate_stage(&dir);
             std::fs::remove_dir_all(&dir).ok();
             return r;
         }
