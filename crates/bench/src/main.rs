@@ -36,6 +36,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use gtb_core::config::Config;
 use std::time::Instant;
 
+/// Runs one bench section in a scratch folder of its own (`gtb-bench-<name>-<pid>` in the temp
+/// folder), removed afterwards whatever the outcome.
+fn in_scratch(
+    name: &str,
+    section: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("gtb-bench-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let r = section(&dir);
+    std::fs::remove_dir_all(&dir).ok();
+    r
+}
+
 fn peak_rss_mib() -> f64 {
     // VmHWM: the process's peak resident set (Linux)
     std::fs::read_to_string("/proc/self/status")
@@ -133,34 +146,15 @@ fn main() -> anyhow::Result<()> {
         Some("import-release") => return import_release(&args[2..]),
         Some("solver-cpu") => return solver_cpu::command(&args[2..]),
         Some("serve") => {
-            let dir = std::env::temp_dir().join(format!("gtb-bench-serve-{}", std::process::id()));
-            let c = cfg(650, &dir);
-            gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
-            let r = serve::bench(&c.run.out);
-            std::fs::remove_dir_all(&dir).ok();
-            return r;
+            return in_scratch("serve", |dir| {
+                let c = cfg(650, dir);
+                gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
+                serve::bench(&c.run.out)
+            });
         }
-        Some("world") => {
-            let dir = std::env::temp_dir().join(format!("gtb-bench-world-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            let r = world::world_bench(&dir);
-            std::fs::remove_dir_all(&dir).ok();
-            return r;
-        }
-        Some("llm") => {
-            let dir = std::env::temp_dir().join(format!("gtb-bench-llm-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            let r = llm_generate_stage(&dir);
-            std::fs::remove_dir_all(&dir).ok();
-            return r;
-        }
-        Some("osm-import") => {
-            let dir = std::env::temp_dir().join(format!("gtb-bench-osm-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            let r = osm_import(&dir);
-            std::fs::remove_dir_all(&dir).ok();
-            return r;
-        }
+        Some("world") => return in_scratch("world", world::world_bench),
+        Some("llm") => return in_scratch("llm", llm_generate_stage),
+        Some("osm-import") => return in_scratch("osm", osm_import),
         _ => {}
     }
     let large = std::env::args().any(|a| a == "--large");
