@@ -190,7 +190,7 @@ impl Inner {
         conv.push(fix.clone());
         let fits = self
             .window()
-            .is_none_or(|w| w.fits(self.max_tokens, window::estimate_messages(&conv)));
+            .is_none_or(|w| w.fits(self.reserve, window::estimate_messages(&conv)));
         if fits || conv.len() == first.len() + 1 {
             return conv;
         }

@@ -85,6 +85,8 @@ struct Inner {
     window: std::sync::OnceLock<Option<window::Window>>,
     /// the configured completion budget per request
     max_tokens: u32,
+    /// the reply's room kept free when prompts and corrections are fitted to the window
+    reserve: u32,
 }
 
 /// What one task cost, over its attempts and turns (and, per member, over that member's
@@ -156,6 +158,7 @@ impl LlmGenerator {
             tasks: Mutex::new(BTreeMap::new()),
             window: std::sync::OnceLock::new(),
             max_tokens: l.max_tokens,
+            reserve: granularity.reply_reserve(l.max_tokens),
         });
         Ok(LlmGenerator {
             inner,
@@ -199,40 +202,42 @@ impl LlmGenerator {
             self.inner.window.set(w).ok();
         }
         let progress = Progress::start(&self.rt, stats.clone(), items.len(), &self.inner.transport);
-        // Prompts are built (in parallel, by rayon) just ahead of what is in flight: the first
-        // requests leave at once, the rest of the CPU work overlaps the network waits, and at
-        // most `window` prompts are held in memory however large the batch.
-        let window = (self.inner.transport.s.concurrency * 2).max(64);
-        let slots = Arc::new(tokio::sync::Semaphore::new(window));
-        let chunk = (window / 4).clamp(8, 32);
-        let mut handles: Vec<tokio::task::JoinHandle<Said>> = Vec::with_capacity(items.len());
-        for part in items.chunks(chunk) {
-            let permits = self
-                .rt
-                .block_on(slots.clone().acquire_many_owned(part.len() as u32))
-                .expect("window open");
-            let set = prompt::Settings {
-                max_attractions: self.max_attractions,
-                conflicts: &self.conflicts,
-                validate: &self.validate,
-                window: self.inner.window().map(|w| (w, self.inner.max_tokens)),
-                granularity: self.granularity,
-            };
+        let set = prompt::Settings {
+            max_attractions: self.max_attractions,
+            conflicts: &self.conflicts,
+            validate: &self.validate,
+            window: self.inner.window().map(|w| (w, self.inner.reserve)),
+            granularity: self.granularity,
+        };
+        // One task holds one of `concurrency` places from its first request to its last, so a
+        // started task's next member is never queued behind tasks not yet begun; the tasks with
+        // the most members start first (the batch does not end on one long chain of members).
+        // Prompts are built (in parallel, by rayon) a chunk ahead of what is in flight, so the
+        // CPU work overlaps the network waits and few prompts are held in memory.
+        let places = Arc::new(tokio::sync::Semaphore::new(
+            self.inner.transport.s.concurrency.max(1),
+        ));
+        let order = self.dispatch_order(items);
+        let mut handles = Vec::with_capacity(items.len());
+        for part in order.chunks(16) {
             let prompts: Vec<Result<prompt::TaskPrompt, String>> = part
                 .par_iter()
-                .map(|(ctx, _, fb)| prompt::build(ctx, &self.memo, &set, *fb))
+                .map(|&i| prompt::build(items[i].0, &self.memo, &set, items[i].2))
                 .collect();
-            let mut permits = Some(permits);
-            for (p, (ctx, attempt, _)) in prompts.into_iter().zip(part) {
-                let inner = self.inner.clone();
-                let (task, seed, attempt) = (ctx.skeleton.task_id.clone(), ctx.seed, *attempt);
-                let permit = permits.as_mut().and_then(|ps| ps.split(1));
+            for (p, &i) in prompts.into_iter().zip(part) {
+                let (ctx, attempt, _) = items[i];
+                let place = self
+                    .rt
+                    .block_on(places.clone().acquire_owned())
+                    .expect("places open");
                 if p.as_ref()
                     .is_ok_and(|p| p.attractions_offered < self.max_attractions)
                 {
                     Stats::add(&self.inner.stats.fitted_prompts, 1);
                 }
-                handles.push(self.rt.spawn(async move {
+                let inner = self.inner.clone();
+                let (task, seed) = (ctx.skeleton.task_id.clone(), ctx.seed);
+                let handle = self.rt.spawn(async move {
                     let out = match p {
                         Ok(p) => inner.attempt(p, task, seed, attempt).await,
                         // no prompt fits the window: no retry can cure it, the run stops
@@ -241,23 +246,42 @@ impl LlmGenerator {
                             Said::Failed(GenError(m))
                         }
                     };
-                    drop(permit);
+                    drop(place);
                     out
-                }));
+                });
+                handles.push((i, handle));
             }
         }
-        let outs = self.rt.block_on(futures_util::future::join_all(handles));
+        let mut outs: Vec<Option<_>> = (0..items.len()).map(|_| None).collect();
+        let (at, handles): (Vec<usize>, Vec<_>) = handles.into_iter().unzip();
+        for (i, o) in at
+            .into_iter()
+            .zip(self.rt.block_on(futures_util::future::join_all(handles)))
+        {
+            outs[i] = Some(o);
+        }
         progress.stop();
         *self.busy.lock().expect("busy") += t0.elapsed();
         outs.into_iter()
             .zip(items)
-            .map(|(o, (ctx, attempt, _))| match o {
+            .map(|(o, (ctx, attempt, _))| match o.expect("every task dispatched") {
                 Ok(Said::Done(tables, lines)) => Ok(with_lines(ctx, *attempt, tables, lines)),
                 Ok(Said::Failed(e) | Said::Rejected(e)) => Err(e),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                 Err(e) => Err(GenError(format!("LLM task cancelled: {e}"))),
             })
             .collect()
+    }
+
+    /// The order tasks are dispatched in: per member, the tasks with the most members first
+    /// (longest chains first; stable, so ties keep the batch's order); per task, as given.
+    /// Only the timing depends on it: every request is seeded and cached by its own key.
+    fn dispatch_order(&self, items: &[(&TaskContext, u32, Option<&str>)]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        if self.granularity == prompt::Granularity::Member {
+            order.sort_by_key(|&i| std::cmp::Reverse(items[i].0.profiles.len()));
+        }
+        order
     }
 
     /// The run's accounting as JSON (no secret: URL without credentials, no headers).

@@ -48,7 +48,9 @@ impl Progress {
         t: &Transport,
     ) -> Progress {
         let stop = Arc::new(tokio::sync::Notify::new());
-        if len < 2 {
+        // a batch of one (a task regenerated after validation) may take minutes on a small
+        // local model: it reports too
+        if len == 0 {
             return Progress { stop, handle: None };
         }
         let base = (

@@ -45,7 +45,22 @@ impl Granularity {
             _ => None,
         }
     }
+    /// The reply's room kept free when a prompt is fitted to the server's window: the
+    /// configured completion budget for a whole group's reply; for one member's reply (one
+    /// table of up to three cities and a line, a few hundred tokens) at most
+    /// `MEMBER_REPLY_TOKENS`, so that a long grounding is not cut for room no reply uses.
+    /// Requests are still sent the configured budget, cut to what the window leaves.
+    pub fn reply_reserve(self, max_tokens: u32) -> u32 {
+        match self {
+            Granularity::Task => max_tokens,
+            Granularity::Member => max_tokens.min(MEMBER_REPLY_TOKENS),
+        }
+    }
 }
+
+/// The completion room a member's reply is given when prompts are fitted (see
+/// `Granularity::reply_reserve`).
+pub const MEMBER_REPLY_TOKENS: u32 = 1536;
 
 /// `prompts-v1+<digest of every prompt file>`: changes whenever a prompt does.
 pub fn prompts_version() -> String {

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The table of scripts/bench-llm-engine.sh: one row per run (granularity, concurrency), every
+count per accepted task (a task published in test.jsonl, or, when the build stopped, an attempt
+the gates accepted), then the issue's goal: computed prompt tokens per accepted task of
+per-member generation against per-task generation at the same concurrency.
+
+    bench_llm_engine_table.py DIR RUN...      (RUN: member:2, task:1, ...)
+"""
+import json
+import os
+import sys
+
+
+def row(root, run):
+    g, c = run.split(":")
+    d = os.path.join(root, f"{g}-c{c}")
+    report = json.load(open(os.path.join(d, "validation_reports", "llm_report.json")))
+    test = os.path.join(d, "output", "test.jsonl")
+    published = os.path.exists(test)
+    accepted = (
+        sum(1 for _ in open(test)) if published else report["replies"]["attempts_ok"]
+    )
+    per = max(accepted, 1)
+    t = report["tokens"]["this_run"]
+    read = lambda name: open(os.path.join(d, name)).read().strip() if os.path.exists(os.path.join(d, name)) else "-"
+    return {
+        "run": f"{g} c{c}",
+        "exit": read("exit"),
+        "validate": read("validate"),
+        "accepted": accepted,
+        "requests": report["requests"]["sent"] / per,
+        "rejected": report["replies"]["rejected"] / per,
+        "by_reason": {k: round(v / per, 2) for k, v in sorted(report["rejections_by_reason"].items())},
+        "corrections": report["replies"]["corrections"] / per,
+        "template": report["replies"]["template_messages"] / per,
+        "sent": t["prompt"] / per,
+        "computed": t["prompt_computed"] / per,
+        "cached": t["prompt_cached"] / per,
+        "completion": t["completion"] / per,
+        "wall": float(read("wall")) / per if read("wall") != "-" else float("nan"),
+        "strategy_share": report["rejections_by_reason"].get("strategy", 0)
+        / max(report["requests"]["sent"], 1),
+    }
+
+
+def main():
+    root, runs = sys.argv[1], sys.argv[2:]
+    rows = [row(root, r) for r in runs]
+    head = "| run | exit | validate | accepted | requests | rejected | corrections | template lines | prompt sent | computed | cached | completion | wall s | strategy rejections / replies |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for r in rows:
+        print(
+            f"| {r['run']} | {r['exit']} | {r['validate']} | {r['accepted']} | {r['requests']:.1f} | {r['rejected']:.1f} | {r['corrections']:.1f} | {r['template']:.1f} | {r['sent']:,.0f} | {r['computed']:,.0f} | {r['cached']:,.0f} | {r['completion']:,.0f} | {r['wall']:.0f} | {r['strategy_share']:.1%} |"
+        )
+    print("\nrejections by reason, per accepted task:")
+    for r in rows:
+        print(f"  {r['run']}: {r['by_reason']}")
+    print("\ncomputed prompt tokens per accepted task, per member against per task (goal: at least 30 % below):")
+    by = {r["run"]: r for r in rows}
+    for c in sorted({r.split(":")[1] for r in runs}):
+        m, t = by.get(f"member c{c}"), by.get(f"task c{c}")
+        if m and t and t["computed"] > 0:
+            print(f"  concurrency {c}: {m['computed']:,.0f} vs {t['computed']:,.0f}: {1 - m['computed'] / t['computed']:+.1%} below")
+
+
+if __name__ == "__main__":
+    main()
