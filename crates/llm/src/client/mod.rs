@@ -198,6 +198,11 @@ impl Transport {
         }
     }
 
+    /// The request body of an ask (`messages` already serialised) in a variant.
+    fn ask_body(&self, messages: &str, ask: &Ask<'_>, v: Variant) -> String {
+        self.body(messages, ask.schema, ask.seed, ask.max_tokens, v)
+    }
+
     /// The cache key of a request body.
     fn key(&self, body: &str) -> String {
         cache::key(&self.key_scope, &self.s.prompt_version, body)
@@ -206,16 +211,9 @@ impl Transport {
     /// One chat completion: from the cache (unless `use_cache` is false: the answer is asked
     /// for again and replaces the cached one), else from the server (with retries).
     pub async fn chat(&self, ask: &Ask<'_>, use_cache: bool) -> Result<Completion, CallError> {
-        let Ask {
-            schema,
-            seed,
-            max_tokens,
-            label,
-            ..
-        } = *ask;
         let messages = serde_json::to_string(ask.messages).expect("messages serialise");
         for v in self.lookup_variants().into_iter().filter(|_| use_cache) {
-            let body = self.body(&messages, schema, seed, max_tokens, v);
+            let body = self.ask_body(&messages, ask, v);
             let key = self.key(&body);
             if let Some(e) = self.cache.get(&key)
                 && let Some(c) = self.completion(&e.response, &key, true, body.len())
@@ -225,9 +223,10 @@ impl Transport {
             }
         }
         if self.s.offline_replay {
-            let body = self.body(&messages, schema, seed, max_tokens, self.variant());
+            let body = self.ask_body(&messages, ask, self.variant());
             let msg = format!(
-                "--offline-replay: no cached response for {label} (cache entry {}); run without --offline-replay to fetch it",
+                "--offline-replay: no cached response for {} (cache entry {}); run without --offline-replay to fetch it",
+                ask.label,
                 self.cache.path(&self.key(&body)).display()
             );
             self.set_fatal(msg.clone());
@@ -285,13 +284,7 @@ impl Transport {
     }
 
     async fn fetch(&self, messages: &str, ask: &Ask<'_>) -> Result<Completion, CallError> {
-        let Ask {
-            schema,
-            seed,
-            max_tokens,
-            label,
-            ..
-        } = *ask;
+        let label = ask.label;
         // transient failures are retried max_retries times; 429s for as long as the
         // rate-limit budget lasts (giving up would regenerate the task: another dataset)
         let (mut retry, mut limited) = (0u32, 0u32);
@@ -300,7 +293,7 @@ impl Transport {
                 return Err(CallError::Fatal(f));
             }
             let v = self.variant();
-            let body = self.body(messages, schema, seed, max_tokens, v);
+            let body = self.ask_body(messages, ask, v);
             let key = self.key(&body);
             let streaming = self.streaming();
             let r = match self.send(&body, streaming).await? {
