@@ -263,3 +263,98 @@ fn issue29_members_share_the_grounding_prefix_and_see_no_other_table() {
         assert!(!p.user.contains("conflict_plan"));
     });
 }
+
+/// A reply for `user` alone in the documented format: its own sights (the `k`-th candidate of
+/// each city, so members differ), the budget and transport rejections given.
+fn member_reply(
+    p: &prompt::TaskPrompt,
+    user: &str,
+    budget: u32,
+    reject: &[&str],
+    k: usize,
+) -> String {
+    let cities: serde_json::Map<String, Value> = p
+        .cities
+        .iter()
+        .map(|c| {
+            let sight = &c.offered[k % c.offered.len()];
+            let block = serde_json::json!({"attractions": {"must_visit": [sight], "reject_visit": [], "category_pref": {"positive": [], "negative": []}},
+                "food": {"must_eat": [], "prefer_eat": [], "avoid_eat": [], "reject_eat": []}});
+            (c.name.clone(), block)
+        })
+        .collect();
+    let table = serde_json::json!({"global_constraints": {"avg_budget": budget, "transport": {"must": [], "prefer": [], "avoid": [], "reject": reject},
+        "intensity": {"max_poi_per_day": 3, "max_active_hours": 8}, "hotel_preference": {"prefer": ["舒适型"], "avoid": []}},
+        "city_specific_preferences": cities});
+    serde_json::json!({"preferences": {user: table}, "initial_messages": {}}).to_string()
+}
+
+#[test]
+fn issue29_a_firm_budget_covers_the_trip_that_firm_rejections_leave() {
+    // the evidence run (seed 3): task_000063's User1, firm, budgeted 1,000 CNY; the tables
+    // passed, and the witness search then proved the task infeasible ("the budget of User1
+    // (1,000 CNY) is below the cheapest possible trip (2,194 CNY ...)"): the task was dropped
+    // after three attempts of every member. Now a short budget of the replying member is lifted
+    // to the trip, and a rejection that breaks an earlier member's budget is put to the reply.
+    let mut checked = 0;
+    with_prompts(200, Granularity::Member, |p| {
+        let firm: Vec<_> = p
+            .members
+            .iter()
+            .filter(|m| m.firm && m.strategy == gtb_resources::Strategy::Independent)
+            .collect();
+        let [a, b, ..] = firm.as_slice() else { return };
+        let none = p.trip.cost([]).expect("a trip");
+        let base = (none.div_ceil(100) * 100).max(p.min_budget);
+        let rejecting = |m: &str| {
+            let mut g = gtb_core::task::GlobalConstraints::default();
+            g.transport.reject = vec![m.to_string()];
+            p.trip.cost([&g])
+        };
+        let Some(&mode) = gtb_resources::vocab::TRANSPORT_MODES
+            .iter()
+            .find(|m| rejecting(m).is_some_and(|c| c > base))
+        else {
+            return;
+        };
+        let raised = rejecting(mode).unwrap();
+        // the earlier member pays the trip as it stands
+        let first = member_reply(p, &a.user, base, &[], 0);
+        let ok = gtb_llm::parse::parse(p, std::slice::from_ref(a), &[], &first)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", a.user));
+        // the later one rejects the mode that made it cheap: it is told whose budget breaks
+        let second = member_reply(p, &b.user, raised + 500, &[mode], 1);
+        let found = gtb_llm::parse::parse(p, std::slice::from_ref(b), &ok.tables, &second)
+            .err()
+            .expect("refused");
+        assert!(
+            found
+                .iter()
+                .any(|f| f.reason == gtb_llm::parse::Reason::Trip
+                    && f.text.contains(&format!("超过了 {} 的预算 {base}", a.user))),
+            "{found:?}"
+        );
+        // its own budget, short of the trip its rejection leaves, is lifted to it (as the
+        // offline generator fits budgets), and the reply is accepted
+        let third = member_reply(p, &b.user, base, &[mode], 1);
+        let lifted = gtb_llm::parse::parse(p, std::slice::from_ref(b), &[], &third)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", b.user));
+        assert_eq!(lifted.fixes.budgets, 1);
+        assert_eq!(
+            lifted.tables[0].1.global_constraints.avg_budget,
+            raised.div_ceil(100) * 100
+        );
+        // without the rejection the same member passes the gate
+        let fourth = member_reply(p, &b.user, base, &[], 1);
+        assert!(
+            gtb_llm::parse::parse(p, std::slice::from_ref(b), &ok.tables, &fourth).is_ok(),
+            "{}",
+            b.user
+        );
+        checked += 1;
+    });
+    assert!(
+        checked > 0,
+        "no task with two firm independent members and a mode that matters"
+    );
+}

@@ -6,6 +6,7 @@
 
 pub mod messages;
 pub mod offline;
+pub mod trip;
 
 use gtb_core::task::{
     ChildMember, Message, Metadata, Preference, Skeleton, Task, UserEntry, day_phrase,

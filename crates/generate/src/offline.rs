@@ -15,7 +15,6 @@ use gtb_core::task::{
     AttractionPref, Buckets, CategoryPref, CityPref, FoodPref, GlobalConstraints, HotelPreference,
     Intensity, Preference,
 };
-use gtb_plan::day::{LegPlace, fits_travel_day};
 use gtb_resources::archetypes::Pace;
 use gtb_resources::{CityId, FoodKind, Profile, Resources, Strategy, parents, vocab};
 use rand::Rng;
@@ -1200,43 +1199,12 @@ fn transport_clash(ctx: &TaskContext, tables: &mut [(String, Preference)], rng: 
 /// city one night, the spare ones in the cheapest), and two meals a day at the cheapest food;
 /// `None` when no such trip exists.
 fn cheapest_trip(ctx: &TaskContext, tables: &[(String, Preference)]) -> Option<u32> {
-    let res = ctx.res;
-    let firm: Vec<&GlobalConstraints> = tables
+    let firm = tables
         .iter()
         .filter(|(u, _)| !ctx.skeleton.compromise_pattern.contains(u))
-        .map(|(_, p)| &p.global_constraints)
-        .collect();
-    let rejected = |m: &str| {
-        firm.iter()
-            .any(|g| g.transport.reject.iter().any(|r| r == m))
-    };
-    let musts: Vec<&[String]> = firm
-        .iter()
-        .filter(|g| !g.transport.must.is_empty())
-        .map(|g| g.transport.must.as_slice())
-        .collect();
-    let all = (1u64 << musts.len()) - 1;
-    let legs = ctx.cities.len() + 1;
-    let usable = |l: usize, o: &gtb_resources::TransportOption| {
-        !rejected(o.mode) && fits_travel_day(o.mode, o.minutes, LegPlace::of(l, legs))
-    };
-    let fares = res.fares_by_musts(ctx.hub, &ctx.cities, usable, &musts);
-    let fare = *fares.get(&all)?;
-    let night = |c: CityId| {
-        let bands = res.hotels[c as usize].iter().map(|h| h.price_low);
-        let named = res.named_hotels[c as usize].iter().map(|h| h.price);
-        bands.chain(named).min().unwrap_or(0).div_ceil(2)
-    };
-    let nights: Vec<u32> = ctx.cities.iter().map(|&c| night(c)).collect();
-    let spare = (ctx.skeleton.days - 1).saturating_sub(nights.len() as u32);
-    let hotel = nights.iter().sum::<u32>() + spare * nights.iter().copied().min().unwrap_or(0);
-    let meal = ctx
-        .cities
-        .iter()
-        .filter_map(|&c| res.food[c as usize].iter().map(|f| f.price).min())
-        .min()
-        .unwrap_or(0);
-    Some(fare + hotel + 2 * ctx.skeleton.days * meal)
+        .map(|(_, p)| &p.global_constraints);
+    let trip = crate::trip::TripFloor::new(ctx, crate::trip::TripFloor::offline_stay(ctx));
+    trip.cost(firm)
 }
 
 /// A member who cannot yield states a budget that covers the cheapest trip the group's hard

@@ -51,12 +51,12 @@ pub(crate) enum Said {
     Rejected(GenError),
 }
 
-/// A reply's tables (accepted) and its lines or their problems, and the clashes resolved in
-/// the tables.
+/// A reply's tables (accepted) and its lines or their problems, and what gtb fixed in the
+/// tables.
 type Checked = (
     Vec<(String, Preference)>,
     Result<Vec<Message>, Vec<Problem>>,
-    usize,
+    parse::Fixes,
 );
 
 /// What the next turn of a conversation asks for.
@@ -92,12 +92,12 @@ impl Inner {
             };
             let checked = |c: &client::Completion| match &next {
                 Next::Whole(_) => parse::parse(u.p, u.members, u.accepted, &c.content)
-                    .map(|x| (x.tables, x.messages, x.resolved)),
+                    .map(|x| (x.tables, x.messages, x.fixes)),
                 Next::Lines { tables, .. } => {
                     let all: Vec<(String, Preference)> =
                         u.accepted.iter().chain(tables).cloned().collect();
                     let lines = parse::parse_lines(u.p, u.members, &all, &c.content);
-                    Ok((tables.clone(), lines, 0))
+                    Ok((tables.clone(), lines, parse::Fixes::default()))
                 }
             };
             let (c, checked) = match self.ask(&ask, &checked).await {
@@ -112,15 +112,15 @@ impl Inner {
             });
             let fresh = matches!(next, Next::Whole(_));
             match checked {
-                Ok((tables, Ok(lines), resolved)) => {
+                Ok((tables, Ok(lines), fixes)) => {
                     if fresh {
-                        Stats::add(&self.stats.resolved_clashes, resolved as u64);
+                        self.book_fixes(&fixes);
                     }
                     return Said::Done(tables, lines.into_iter().map(Some).collect());
                 }
-                Ok((tables, Err(found), resolved)) => {
+                Ok((tables, Err(found), fixes)) => {
                     if fresh {
-                        Stats::add(&self.stats.resolved_clashes, resolved as u64);
+                        self.book_fixes(&fixes);
                     }
                     let fallback = last && self.message_fallback;
                     self.reject(u, turn, &c, &found, fallback);
@@ -224,6 +224,12 @@ impl Inner {
             .map_err(CallError::message)?;
         let checked = check(&c);
         Ok((c, checked))
+    }
+
+    /// Count what gtb fixed in an accepted reply's tables.
+    fn book_fixes(&self, f: &parse::Fixes) {
+        Stats::add(&self.stats.resolved_clashes, f.clashes as u64);
+        Stats::add(&self.stats.lifted_budgets, f.budgets as u64);
     }
 
     /// A reply that the JSON schema it was sent with rules out (not JSON, a field missing, a

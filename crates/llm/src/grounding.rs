@@ -3,6 +3,7 @@
 //! member who cannot yield may ask to eat), with the lowest budget of the trip.
 
 use gtb_generate::TaskContext;
+use gtb_generate::trip::TripFloor;
 use gtb_resources::{CityId, Strategy};
 use gtb_validate::names::CityNames;
 use serde_json::value::RawValue;
@@ -102,17 +103,16 @@ impl std::ops::Deref for CityData {
 /// Per-(city, open attractions) grounding, reused across tasks and batches.
 pub type Memo = Mutex<HashMap<(CityId, [u8; 16]), Arc<CityData>>>;
 
-/// The lowest budget that covers the cheapest shared trip (the validator's certificate with no
-/// mode rejected), rounded up to 100.
-pub fn min_budget(ctx: &TaskContext, min_meal_cost: u32) -> u32 {
-    let res = ctx.res;
-    let legs = res.route_legs(ctx.hub, &ctx.cities);
-    let transport: u32 = legs
-        .iter()
-        .map(|&(a, b)| res.cheapest_fare(a, b, None).unwrap_or(0))
-        .sum();
+/// The task's trip priced by the validator's certificate: the cheapest fares that fit a
+/// travel day, the cheapest room of each night shared by two and `min_meal_cost` a day
+/// (`gtb_validate::stay_floor`). `min_budget` and the firm members' trip gate use it.
+pub fn trip_floor(ctx: &TaskContext, min_meal_cost: u32) -> TripFloor {
     let (hotel, meals) =
-        gtb_validate::stay_floor(res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
-    let need = transport + hotel + meals;
-    need.div_ceil(100) * 100
+        gtb_validate::stay_floor(ctx.res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
+    TripFloor::new(ctx, hotel + meals)
+}
+
+/// The lowest budget that covers the cheapest trip when no one rejects a mode, rounded up to 100.
+pub fn min_budget(trip: &TripFloor) -> u32 {
+    trip.cost([]).unwrap_or(0).div_ceil(100) * 100
 }

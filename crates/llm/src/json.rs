@@ -18,6 +18,9 @@ pub enum Reason {
     Vocabulary,
     /// avg_budget or intensity outside its plausible range, or under min_budget
     Scalar,
+    /// a firm member's budget under the cheapest trip the firm members' transport wishes leave
+    /// (or those wishes leave no trip at all): the witness search would prove it infeasible
+    Trip,
     /// a copy strategy not honoured, or a member copying another's city preferences
     Strategy,
     /// an opening line missing, too long, not Chinese, or with forbidden text
@@ -37,6 +40,7 @@ impl Reason {
             Reason::UnknownName => "unknown_name",
             Reason::Vocabulary => "vocabulary",
             Reason::Scalar => "scalar_range",
+            Reason::Trip => "trip",
             Reason::Strategy => "strategy",
             Reason::LineForm => "line_form",
             Reason::LineDisagrees => "line_disagrees",

@@ -23,7 +23,8 @@ pub mod cache;
 pub mod city;
 pub mod client;
 mod converse;
-pub mod grounding;
+mod gates;
+mod grounding;
 pub mod json;
 mod lines;
 pub mod member;
@@ -264,12 +265,14 @@ impl LlmGenerator {
         *self.busy.lock().expect("busy") += t0.elapsed();
         outs.into_iter()
             .zip(items)
-            .map(|(o, (ctx, attempt, _))| match o.expect("every task dispatched") {
-                Ok(Said::Done(tables, lines)) => Ok(with_lines(ctx, *attempt, tables, lines)),
-                Ok(Said::Failed(e) | Said::Rejected(e)) => Err(e),
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(e) => Err(GenError(format!("LLM task cancelled: {e}"))),
-            })
+            .map(
+                |(o, (ctx, attempt, _))| match o.expect("every task dispatched") {
+                    Ok(Said::Done(tables, lines)) => Ok(with_lines(ctx, *attempt, tables, lines)),
+                    Ok(Said::Failed(e) | Said::Rejected(e)) => Err(e),
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(e) => Err(GenError(format!("LLM task cancelled: {e}"))),
+                },
+            )
             .collect()
     }
 
@@ -322,6 +325,8 @@ impl LlmGenerator {
             "fitted_prompts": g(&s.fitted_prompts),
             // items of accepted tables named in two tiers, kept in the stronger (the build's fix)
             "resolved_clashes": g(&s.resolved_clashes),
+            // firm members' budgets lifted to the cheapest trip their group's hard wishes leave
+            "lifted_budgets": g(&s.lifted_budgets),
             "streamed": self.inner.transport.streaming(),
             "granularity": self.granularity,
             "tokens": {

@@ -16,6 +16,8 @@ use gtb_resources::names::normalize;
 use gtb_resources::{Strategy, vocab};
 use serde_json::Value;
 
+pub use crate::gates::Fixes;
+use crate::gates::{resolve, strategy_gate, trip_gate};
 pub use crate::json::{Problem, Reason, extract_json};
 use crate::lines::check_messages;
 
@@ -24,9 +26,8 @@ use crate::lines::check_messages;
 pub struct Parsed {
     pub tables: Vec<(String, Preference)>,
     pub messages: Result<Vec<Message>, Vec<Problem>>,
-    /// items the tables named in two tiers (or rejected areas around a must_visit), resolved
-    /// as the validator's fix does: the stronger tier keeps them
-    pub resolved: usize,
+    /// what gtb fixed in the tables, as the build would
+    pub fixes: Fixes,
 }
 
 struct Ctx<'a> {
@@ -459,36 +460,6 @@ fn sections(v: &Value) -> (Option<&Value>, Option<&Value>) {
     (prefs, msgs)
 }
 
-/// Resolve what the validator's fixes would change in one member's table, so that the table
-/// the reply is checked with is the one the build keeps (and template lines are made from it):
-/// an item named in two tiers stays in the stronger (`contradictions::resolve`), and a reject
-/// of the scenic area around a sight the member must visit goes. Returns how many were resolved.
-fn resolve(p: &TaskPrompt, t: &mut Preference) -> usize {
-    let mut n = gtb_validate::contradictions::resolve(t).len();
-    for c in &p.cities {
-        let Some(cp) = t.city_specific_preferences.get_mut(&c.name) else {
-            continue;
-        };
-        let a = &mut cp.attractions;
-        let must = a.must_visit.clone();
-        let before = a.reject_visit.len();
-        a.reject_visit
-            .retain(|r| !must.iter().any(|m| m != r && c.covers(r, m)));
-        n += before - a.reject_visit.len();
-    }
-    n
-}
-
-/// The archetype's strategies, the validator's `strategies` gate (copies are exact by
-/// construction; a member must not copy another's city preferences).
-fn strategy_gate(p: &TaskPrompt, tables: &[(String, Preference)]) -> Vec<Problem> {
-    let refs: Vec<(&str, &Preference)> = tables.iter().map(|(u, t)| (u.as_str(), t)).collect();
-    gtb_validate::strategies::issues(&p.archetype, &refs)
-        .iter()
-        .map(|i| Problem::new(Reason::Strategy, i.message_zh()))
-        .collect()
-}
-
 /// Parse and check the reply to a lines-only correction turn: the lines of `members`, whose
 /// tables (in `tables`) stay as they were accepted.
 pub fn parse_lines(
@@ -553,11 +524,18 @@ pub fn parse(
     if !gates.is_empty() {
         return Err(gates);
     }
+    let (gates, lifted) = trip_gate(p, &mut tables, accepted.len());
+    if !gates.is_empty() {
+        return Err(gates);
+    }
     let messages = check_messages(p, members, &tables, msgs);
     let tables = tables.split_off(accepted.len());
     Ok(Parsed {
         tables,
         messages,
-        resolved,
+        fixes: Fixes {
+            clashes: resolved,
+            budgets: lifted,
+        },
     })
 }

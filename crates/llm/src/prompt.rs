@@ -118,6 +118,8 @@ pub struct TaskPrompt {
     pub members: Vec<Member>,
     pub cities: Vec<Arc<CityData>>,
     pub min_budget: u32,
+    /// the cheapest trip under any firm members' transport wishes (`trip_gate`)
+    pub trip: gtb_generate::trip::TripFloor,
     /// the task's archetype (its strategies are checked on the reply)
     pub archetype: gtb_resources::Archetype,
     /// the plausible ranges of the scalars (`[validate]`)
@@ -217,7 +219,8 @@ fn build_with(
         .iter()
         .map(|&c| city_grounding(ctx, memo, c, max_attractions))
         .collect();
-    let min_budget = min_budget(ctx, set.validate.min_meal_cost);
+    let trip = crate::grounding::trip_floor(ctx, set.validate.min_meal_cost);
+    let min_budget = min_budget(&trip);
     let clashes = crate::member::conflict_plan(ctx, &members, set.conflicts);
     let plan = (set.granularity == Granularity::Task)
         .then(|| clashes.iter().map(|c| c.text(&members)).collect());
@@ -240,6 +243,7 @@ fn build_with(
         members,
         cities,
         min_budget,
+        trip,
         archetype: ctx.archetype.clone(),
         ranges: set.validate.clone(),
         attractions_offered: max_attractions,

@@ -389,23 +389,15 @@ impl Resources {
         usable: impl Fn(usize, &TransportOption) -> bool,
         musts: &[&[String]],
     ) -> BTreeMap<u64, u32> {
-        let mut states: BTreeMap<u64, u32> = BTreeMap::from([(0, 0)]);
-        for (l, (a, b)) in self.route_legs(hub, cities).into_iter().enumerate() {
-            let mut next: BTreeMap<u64, u32> = BTreeMap::new();
-            for o in self.transport(a, b).iter().filter(|o| usable(l, o)) {
-                let hit = musts
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| m.iter().any(|x| x == o.mode))
-                    .fold(0u64, |h, (i, _)| h | 1 << i);
-                for (&h, &f) in &states {
-                    let e = next.entry(h | hit).or_insert(u32::MAX);
-                    *e = (*e).min(f + o.fare);
-                }
-            }
-            states = next;
-        }
-        states
+        let legs = self.route_legs(hub, cities).into_iter().enumerate();
+        let options = legs.map(|(l, (a, b))| {
+            let usable = &usable;
+            self.transport(a, b)
+                .iter()
+                .filter(move |o| usable(l, o))
+                .map(|o| (o.mode, o.fare))
+        });
+        fares_by_musts(options, musts)
     }
     /// Cheapest fare of a leg, optionally restricted to a mode.
     pub fn cheapest_fare(&self, a: CityId, b: CityId, mode: Option<&str>) -> Option<u32> {
@@ -415,6 +407,33 @@ impl Resources {
             .map(|o| o.fare)
             .min()
     }
+}
+
+/// `Resources::fares_by_musts` over legs given as their usable options (mode, fare): per set of
+/// must lists met (bit i: some leg uses a mode of `musts[i]`), the cheapest total fare of one
+/// option per leg.
+pub fn fares_by_musts<'m, L, O>(legs: L, musts: &[&[String]]) -> BTreeMap<u64, u32>
+where
+    L: IntoIterator<Item = O>,
+    O: IntoIterator<Item = (&'m str, u32)>,
+{
+    let mut states: BTreeMap<u64, u32> = BTreeMap::from([(0, 0)]);
+    for options in legs {
+        let mut next: BTreeMap<u64, u32> = BTreeMap::new();
+        for (mode, fare) in options {
+            let hit = musts
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.iter().any(|x| x == mode))
+                .fold(0u64, |h, (i, _)| h | 1 << i);
+            for (&h, &f) in &states {
+                let e = next.entry(h | hit).or_insert(u32::MAX);
+                *e = (*e).min(f + fare);
+            }
+        }
+        states = next;
+    }
+    states
 }
 
 /// A path as messages and input digests name it: relative to the working folder when under it.

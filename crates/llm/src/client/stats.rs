@@ -49,6 +49,8 @@ pub struct Stats {
     pub fitted_prompts: AtomicU64,
     /// items of accepted replies named in two tiers, resolved as the validator's fix does
     pub resolved_clashes: AtomicU64,
+    /// firm members' budgets of accepted replies lifted to the cheapest trip (`gates::trip_gate`)
+    pub lifted_budgets: AtomicU64,
     /// replies the JSON schema they were asked with rules out (the server ignored it)
     pub schema_ignored: AtomicU64,
 }
