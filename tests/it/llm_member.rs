@@ -322,7 +322,8 @@ fn issue29_a_firm_budget_covers_the_trip_that_firm_rejections_leave() {
         let first = member_reply(p, &a.user, base, &[], 0);
         let ok = gtb_llm::parse::parse(p, std::slice::from_ref(a), &[], &first)
             .unwrap_or_else(|e| panic!("{}: {e:?}", a.user));
-        // the later one rejects the mode that made it cheap: it is told whose budget breaks
+        // the later one rejects the mode that made it cheap: it is told that a firm member's
+        // budget breaks (not whose, nor the figure: it never sees another member's table)
         let second = member_reply(p, &b.user, raised + 500, &[mode], 1);
         let found = gtb_llm::parse::parse(p, std::slice::from_ref(b), &ok.tables, &second)
             .err()
@@ -331,7 +332,11 @@ fn issue29_a_firm_budget_covers_the_trip_that_firm_rejections_leave() {
             found
                 .iter()
                 .any(|f| f.reason == gtb_llm::parse::Reason::Trip
-                    && f.text.contains(&format!("超过了 {} 的预算 {base}", a.user))),
+                    && f.text.contains(&format!(
+                        "人均升到 {} 元，超出了团队里不能让步的成员的预算",
+                        raised.div_ceil(100) * 100
+                    ))
+                    && !f.text.contains(&a.user)),
             "{found:?}"
         );
         // its own budget, short of the trip its rejection leaves, is lifted to it (as the

@@ -154,6 +154,9 @@ fn main() -> anyhow::Result<()> {
         }
         Some("world") => return in_scratch("world", world::world_bench),
         Some("llm") => return in_scratch("llm", llm_generate_stage),
+        // the 100,000-task `gtb build --no-witness` and `gtb validate` of it (issue 27's two
+        // fast figures; --large adds the build with witnesses)
+        Some("cli-100k") => return in_scratch("cli", |d| cli_100k(d, false)),
         Some("osm-import") => return in_scratch("osm", osm_import),
         _ => {}
     }

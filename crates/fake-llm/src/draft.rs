@@ -178,16 +178,19 @@ impl<'a> Draft<'a> {
         let first = must[0].clone();
         (city, first)
     }
-    /// An independent member's global constraints (a budget over min_budget, a mode every leg
-    /// has or a ship under the bad-mode fault, a hotel category of the first city), with its
-    /// budget.
+    /// An independent member's global constraints (a budget over min_budget, a preferred mode
+    /// every leg has, a ship as must under the bad-mode fault, a hotel category of the first
+    /// city), with its budget.
     fn globals(&self, mi: usize) -> (Value, u64) {
         let extra = self.days + self.n(&format!("b{mi}"), 10) as u64;
         let budget = (self.min_budget + 100 * extra).div_ceil(100) * 100;
+        // a mode every leg has is preferred, not required: a must raises the cheapest trip
+        // (gtb's trip gate), and a model reading the fares would budget for it
+        let prefer: Vec<String> = self.every_leg.iter().take(1).cloned().collect();
         let must: Vec<String> = if self.bad_mode && mi == 0 {
             vec!["轮船".into()]
         } else {
-            self.every_leg.iter().take(1).cloned().collect()
+            Vec::new()
         };
         let avoid: Vec<String> = ["自驾", "火车", "飞机", "高铁"]
             .iter()
@@ -207,7 +210,7 @@ impl<'a> Draft<'a> {
         };
         let globals = json!({
             "avg_budget": budget,
-            "transport": {"must": must, "prefer": [], "avoid": avoid, "reject": []},
+            "transport": {"must": must, "prefer": prefer, "avoid": avoid, "reject": []},
             "intensity": {"max_poi_per_day": 3, "max_active_hours": 8},
             "hotel_preference": {"prefer": hp, "avoid": ha},
         });

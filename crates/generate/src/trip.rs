@@ -14,8 +14,9 @@ use gtb_resources::CityId;
 /// A task's route priced once: each leg's options usable within a travel day, and the stay.
 #[derive(Debug, Clone, Default)]
 pub struct TripFloor {
-    /// per leg (the outbound, between destinations, the return): (mode, fare) of each option
-    legs: Vec<Vec<(&'static str, u32)>>,
+    /// per leg (the outbound, between destinations, the return): (mode, fare, changes of
+    /// train) of each option
+    legs: Vec<Vec<(&'static str, u32, u32)>>,
     /// hotel nights and meals per person
     stay: u32,
 }
@@ -34,7 +35,7 @@ impl TripFloor {
                 res.transport(a, b)
                     .iter()
                     .filter(|o| fits_travel_day(o.mode, o.minutes, LegPlace::of(l, n)))
-                    .map(|o| (o.mode, o.fare))
+                    .map(|o| (o.mode, o.fare, o.transfers))
                     .collect()
             })
             .collect();
@@ -76,11 +77,23 @@ impl TripFloor {
             .map(|g| g.transport.must.as_slice())
             .collect();
         let all = (1u64 << musts.len()) - 1;
-        let legs = self
-            .legs
-            .iter()
-            .map(|options| options.iter().copied().filter(|(m, _)| !rejected(m)));
+        let legs = self.legs.iter().map(|options| {
+            options
+                .iter()
+                .filter(|(m, ..)| !rejected(m))
+                .map(|&(m, fare, _)| (m, fare))
+        });
         let fares = gtb_resources::fares_by_musts(legs, &musts);
         Some(fares.get(&all)? + self.stay)
+    }
+
+    /// Whether some leg has an option of `mode` with at most `max_transfers` changes within its
+    /// travel day (the validator's `reachability`: a firm member who wants a mode no leg serves
+    /// is made compromisable).
+    pub fn serves(&self, mode: &str, max_transfers: u32) -> bool {
+        self.legs
+            .iter()
+            .flatten()
+            .any(|&(m, _, t)| m == mode && t <= max_transfers)
     }
 }

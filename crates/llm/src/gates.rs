@@ -4,6 +4,7 @@
 use crate::json::{Problem, Reason};
 use crate::prompt::TaskPrompt;
 use gtb_core::task::Preference;
+use gtb_resources::vocab;
 
 /// Resolve what the validator's fixes would change in one member's table, so that the table
 /// the reply is checked with is the one the build keeps (and template lines are made from it):
@@ -50,33 +51,49 @@ pub struct Fixes {
 /// the build drops it, however good its tables. `tables[new..]` are the reply's. A firm member
 /// of the reply whose budget is short is lifted to the trip, rounded up to 100, as the offline
 /// generator does (with the members whose global constraints are its copies); its line is then
-/// checked against the lifted budget. What cannot be lifted is put to the reply: wishes that
-/// leave no trip, a trip above the plausible budgets, or an earlier member's accepted budget
-/// that the reply's rejections broke. Returns the problems and how many budgets were lifted.
+/// checked against the lifted budget. What cannot be lifted is put to the reply: a trip above
+/// the plausible budgets, or an earlier member's accepted budget that the reply's wishes broke.
+/// Wishes the validator's reachability fix will undo (a mode no leg serves, musts that cannot
+/// be met together) are left to it. Returns the problems and how many budgets were lifted.
 pub(crate) fn trip_gate(
     p: &TaskPrompt,
     tables: &mut [(String, Preference)],
     new: usize,
 ) -> (Vec<Problem>, usize) {
-    let firm = |u: &str| p.members.iter().any(|m| m.user == u && m.firm);
+    // firm as the build will have it: a member who wants a mode no leg serves is made
+    // compromisable by the validator's reachability fix, and then binds no one
+    let served = |t: &Preference| {
+        let tr = &t.global_constraints.transport;
+        tr.must
+            .iter()
+            .chain(&tr.prefer)
+            .all(|m| !vocab::is_transport_mode(m) || p.trip.serves(m, p.ranges.max_transfers))
+    };
+    let firm_at = |i: usize| {
+        let (u, t) = &tables[i];
+        p.members.iter().any(|m| &m.user == u && m.firm) && served(t)
+    };
+    let firm: Vec<bool> = (0..tables.len()).map(firm_at).collect();
     let replying: Vec<String> = tables[new..].iter().map(|(u, _)| u.clone()).collect();
     let who = replying.join("、");
-    let wishes = tables.iter().filter(|(u, _)| firm(u));
-    let Some(floor) = p.trip.cost(wishes.map(|(_, t)| &t.global_constraints)) else {
-        let text = format!(
-            "{who} 的 transport.must / reject 使行程的某一段没有能坐的交通方式（不能让步的成员拒绝的方式都不能用）：少拒绝一些方式"
-        );
-        return (vec![Problem::new(Reason::Trip, text)], 0);
+    let wishes = tables.iter().zip(&firm).filter(|(_, f)| **f);
+    // musts that cannot be met together: the reachability fix makes the later member
+    // compromisable, and the witness search plans the rest
+    let Some(floor) = p.trip.cost(wishes.map(|((_, t), _)| &t.global_constraints)) else {
+        return (Vec::new(), 0);
     };
     let at_least = floor.div_ceil(100) * 100;
     let mut problems = Vec::new();
-    for (u, t) in tables[..new].iter().filter(|(u, _)| firm(u)) {
+    // an earlier member's accepted budget is not reopened, nor shown (an independent member
+    // never sees another's table): the reply's wishes must leave a trip it covers
+    let broken = tables[..new].iter().zip(&firm).any(|((_, t), f)| {
         let budget = t.global_constraints.avg_budget;
-        if budget > 0 && budget < floor {
-            problems.push(Problem::new(Reason::Trip, format!(
-                "{who} 的 transport.reject / must 使最便宜的行程人均升到 {at_least} 元，超过了 {u} 的预算 {budget}：少拒绝一些交通方式"
-            )));
-        }
+        *f && budget > 0 && budget < floor
+    });
+    if broken {
+        problems.push(Problem::new(Reason::Trip, format!(
+            "{who} 的 transport.reject / must 使最便宜的行程人均升到 {at_least} 元，超出了团队里不能让步的成员的预算：少拒绝一些交通方式，或去掉 must"
+        )));
     }
     if at_least > p.ranges.avg_budget[1] {
         problems.push(Problem::new(Reason::Trip, format!(
@@ -90,7 +107,7 @@ pub(crate) fn trip_gate(
     let mut lifted = 0;
     for i in new..tables.len() {
         let old = tables[i].1.global_constraints.clone();
-        if !firm(&tables[i].0) || old.avg_budget == 0 || old.avg_budget >= floor {
+        if !firm[i] || old.avg_budget == 0 || old.avg_budget >= floor {
             continue;
         }
         for (_, t) in tables[new..].iter_mut() {
