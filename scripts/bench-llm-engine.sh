@@ -9,6 +9,9 @@
 #
 #   scripts/bench-llm-engine.sh [N] [SEED] [RUNS]     (RUNS: e.g. "member:2 task:2 member:1 task:1")
 #
+# A run that takes longer than GTB_BENCH_RUN_TIMEOUT seconds (default 1500) is stopped; its
+# row then shows the server's own counts (/metrics) and no accepted task.
+#
 # Results (each run's llm_report.json and build log) stay in $GTB_BENCH_DIR (default
 # target/bench-llm-engine). It takes the CPU for a long time (tens of minutes on two cores).
 set -euo pipefail
@@ -27,7 +30,8 @@ if [ "$rc" -eq 3 ]; then echo "llm engine benchmark $vars"; exit 0; fi
 eval "$(grep -E '^(LLAMA_SERVER_ARGS)=' <<<"$vars" | sed 's/=\(.*\)/="\1"/')"
 cargo build --release --quiet --bin gtb
 gtb="$root/target/release/gtb"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
 stop() { scripts/engines/llama.sh stop "$port" >/dev/null 2>&1 || true; }
 trap stop EXIT
 mkdir -p "$out"
@@ -38,6 +42,8 @@ for run in $runs; do
     rm -rf "$dir"
     mkdir -p "$dir"
     cp gtb.toml "$dir/"
+    port=$(free_port)
+    rm -f "${GTB_ENGINE_CACHE:-$HOME/.cache/gtb/llm-e2e}/run/llama-server-$port.log"
     # the e2e test's server: 16,384 tokens of KV over 2 slots (8,192 a request), the Gemma template
     # shellcheck disable=SC2086
     scripts/engines/llama.sh start "$port" $LLAMA_SERVER_ARGS -c 16384 -np 2 -n 1024 --metrics \
@@ -46,12 +52,16 @@ for run in $runs; do
     t0=$(date +%s.%N)
     set +e
     (cd "$dir" && OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_MODEL=gemma-3-270m \
-        "$gtb" build --config gtb.toml --llm openai --n "$n" --seed "$seed" \
+        timeout -s INT -k 60 "${GTB_BENCH_RUN_TIMEOUT:-1500}" "$gtb" build --config gtb.toml --llm openai --n "$n" --seed "$seed" \
         --concurrency "$c" --granularity "$g" >build.log 2>&1)
     echo $? >"$dir/exit"
     set -e
     python3 -c "import time,sys; print(round(time.time() - float(sys.argv[1]), 1))" "$t0" >"$dir/wall"
     curl -s "http://127.0.0.1:$port/metrics" >"$dir/metrics.txt" || true
+    # requests the server processed (each takes a slot, which its log says)
+    grep -c "launch_slot_.*processing task" \
+        "${GTB_ENGINE_CACHE:-$HOME/.cache/gtb/llm-e2e}/run/llama-server-$port.log" \
+        >"$dir/requests" 2>/dev/null || true
     stop
     if [ -f "$dir/output/test.jsonl" ]; then
         (cd "$dir" && "$gtb" validate --config gtb.toml output/test.jsonl >validate.log 2>&1 \

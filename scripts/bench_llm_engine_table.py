@@ -11,10 +11,36 @@ import os
 import sys
 
 
+def metrics(d):
+    """The server's counters of a run (llama.cpp /metrics), for a run stopped before its report."""
+    out = {}
+    path = os.path.join(d, "metrics.txt")
+    for line in open(path) if os.path.exists(path) else []:
+        if line.startswith("llamacpp:"):
+            name, _, value = line.partition(" ")
+            out[name[len("llamacpp:"):]] = float(value)
+    return out
+
+
+def from_metrics(d):
+    """A report built from the server's counters: requests, tokens; nothing of the checks."""
+    m = metrics(d)
+    computed = int(m.get("prompt_tokens_total", 0))
+    cached = int(m.get("prompt_tokens_cached_total", 0))
+    return {
+        "requests": {"sent": int(open(os.path.join(d, "requests")).read() or 0) if os.path.exists(os.path.join(d, "requests")) else 0},
+        "replies": {"rejected": 0, "corrections": 0, "template_messages": 0, "attempts_ok": 0},
+        "rejections_by_reason": {},
+        "tokens": {"this_run": {"prompt": computed + cached, "prompt_cached": cached, "prompt_computed": computed,
+                                "completion": int(m.get("tokens_predicted_total", 0))}},
+    }
+
+
 def row(root, run):
     g, c = run.split(":")
     d = os.path.join(root, f"{g}-c{c}")
-    report = json.load(open(os.path.join(d, "validation_reports", "llm_report.json")))
+    path = os.path.join(d, "validation_reports", "llm_report.json")
+    report = json.load(open(path)) if os.path.exists(path) else from_metrics(d)
     test = os.path.join(d, "output", "test.jsonl")
     published = os.path.exists(test)
     accepted = (
