@@ -13,7 +13,7 @@ ARGS := $(if $(SEED),--seed $(SEED)) $(if $(N),--n $(N)) $(if $(OUT),--out $(OUT
 TARGET_DIR = $(shell cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 GTB = $(TARGET_DIR)/release/gtb
 
-.PHONY: dataset build test llm-e2e bench clusters raw-data install slurm-e2e
+.PHONY: dataset build test llm-e2e bench bench-llm-engine clusters raw-data install slurm-e2e
 
 # the compile is shown (the first one takes a few minutes), then the build's own progress
 dataset: build
@@ -46,6 +46,11 @@ slurm-e2e:
 bench:
 	cargo build --release --workspace --bins
 	cargo run --release -p gtb-bench
+
+# the LLM stage on the real engine, per member against per task at concurrency 1 and 2
+# (issue 29's benchmark; N=3 tasks of seed 3 unless given: make bench-llm-engine N=5 SEED=1)
+bench-llm-engine:
+	scripts/bench-llm-engine.sh $(or $(N),3) $(or $(SEED),3)
 
 # `gtb` on PATH (~/.cargo/bin), with the default data embedded: it builds in any folder
 install:

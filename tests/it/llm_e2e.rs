@@ -210,6 +210,15 @@ fn llm_e2e_real_engine_build_passes_the_gates() {
         report["tokens"]
     );
     assert_eq!(report["streamed"], true);
+    // constrained decoding: the schema was sent as json_schema and llama.cpp applied it (no
+    // reply the schema rules out: names, list sizes and ranges right by construction)
+    assert_eq!(report["response_format"], "json_schema", "{report}");
+    assert_eq!(
+        u(&report["replies"]["outside_schema"]),
+        0,
+        "the server ignored the JSON schema: {}",
+        report["replies"]
+    );
     if !build.status.success() {
         // the bounded path: a gate the model could not meet within its tries stops the run with
         // a message, and nothing is published
