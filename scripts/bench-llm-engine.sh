@@ -7,7 +7,13 @@
 # Prints one table: per accepted task, requests, rejections by reason, corrections, template
 # lines, prompt tokens sent / computed / cached, completion tokens and wall time.
 #
-#   scripts/bench-llm-engine.sh [N] [SEED] [RUNS]     (RUNS: e.g. "member:2 task:2 member:1 task:1")
+#   scripts/bench-llm-engine.sh [N] [SEED] [RUNS]
+#
+# RUNS is a list of GRANULARITY:CONCURRENCY[:MAX_TOKENS], by default
+# "member:2 task:2:3072 member:1 task:1:3072": a whole-group prompt of a three-city task does
+# not fit a 8,192-token window beside the default completion budget (8,192, of which half is
+# kept for the reply), so per task the budget is 3,072 (a six-member reply takes about 2,000);
+# a member's reply keeps at most 1,536 whatever the budget (`prompt::MEMBER_REPLY_TOKENS`).
 #
 # A run that takes longer than GTB_BENCH_RUN_TIMEOUT seconds (default 1500) is stopped; its
 # row then shows the server's own counts (/metrics) and no accepted task.
@@ -17,7 +23,7 @@
 set -euo pipefail
 n=${1:-3}
 seed=${2:-3}
-runs=${3:-"member:2 task:2 member:1 task:1"}
+runs=${3:-"member:2 task:2:3072 member:1 task:1:3072"}
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${GTB_BENCH_DIR:-$root/target/bench-llm-engine}
@@ -36,8 +42,9 @@ stop() { scripts/engines/llama.sh stop "$port" >/dev/null 2>&1 || true; }
 trap stop EXIT
 mkdir -p "$out"
 for run in $runs; do
-    g=${run%%:*}
-    c=${run##*:}
+    IFS=: read -r g c max_tokens <<<"$run"
+    extra=()
+    [ -n "$max_tokens" ] && extra=(--max-tokens "$max_tokens")
     dir="$out/$g-c$c"
     rm -rf "$dir"
     mkdir -p "$dir"
@@ -53,7 +60,7 @@ for run in $runs; do
     set +e
     (cd "$dir" && OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_MODEL=gemma-3-270m \
         timeout -s INT -k 60 "${GTB_BENCH_RUN_TIMEOUT:-1500}" "$gtb" build --config gtb.toml --llm openai --n "$n" --seed "$seed" \
-        --concurrency "$c" --granularity "$g" >build.log 2>&1)
+        --concurrency "$c" --granularity "$g" "${extra[@]}" >build.log 2>&1)
     echo $? >"$dir/exit"
     set -e
     python3 -c "import time,sys; print(round(time.time() - float(sys.argv[1]), 1))" "$t0" >"$dir/wall"

@@ -37,7 +37,7 @@ def from_metrics(d):
 
 
 def row(root, run):
-    g, c = run.split(":")
+    g, c = run.split(":")[:2]
     d = os.path.join(root, f"{g}-c{c}")
     path = os.path.join(d, "validation_reports", "llm_report.json")
     report = json.load(open(path)) if os.path.exists(path) else from_metrics(d)
@@ -58,7 +58,8 @@ def row(root, run):
         "rejected": report["replies"]["rejected"] / per,
         "by_reason": {k: round(v / per, 2) for k, v in sorted(report["rejections_by_reason"].items())},
         "corrections": report["replies"]["corrections"] / per,
-        "template": report["replies"]["template_messages"] / per,
+        # opening lines written from the templates (per member: each member's own)
+        "template": sum(t.get("template_lines", 0) for t in report.get("tasks", {}).values()) / per,
         "sent": t["prompt"] / per,
         "computed": t["prompt_computed"] / per,
         "cached": t["prompt_cached"] / per,
