@@ -100,7 +100,10 @@ impl Terms {
     /// Whether some term may start with `c` (no false negatives).
     fn may_start(&self, c: char) -> bool {
         match bmp(c) {
-            Some(i) => self.starts.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1),
+            Some(i) => self
+                .starts
+                .get(i / 64)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1),
             None => true,
         }
     }
