@@ -87,7 +87,9 @@ def main():
     by = {r["run"]: r for r in rows}
     for c in sorted({r.split(":")[1] for r in runs}):
         m, t = by.get(f"member c{c}"), by.get(f"task c{c}")
-        if m and t and t["computed"] > 0:
+        if m and t and 0 in (m["accepted"], t["accepted"]):
+            print(f"  concurrency {c}: no comparison: {m['accepted']} vs {t['accepted']} tasks accepted")
+        elif m and t and t["computed"] > 0:
             print(f"  concurrency {c}: {m['computed']:,.0f} vs {t['computed']:,.0f}: {1 - m['computed'] / t['computed']:+.1%} below")
 
 
