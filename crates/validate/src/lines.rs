@@ -54,21 +54,6 @@ pub struct Terms {
     /// keyed by the first two characters (the second `\0` for a one-character term): a
     /// line is scanned at every character, so the lists tried there must be short
     by_first: HashMap<(char, char), Vec<(String, Sense)>>,
-    /// the first characters of the terms, a bitmap over the Basic Multilingual Plane: most
-    /// characters of a line start no term, and are passed over without a lookup
-    starts: Vec<u64>,
-    /// the terms by their whole text, for the sets other sets are checked against
-    /// (`reads_as`: the vocabularies, a city's terms); empty for a task's own
-    exact: HashMap<String, Vec<String>>,
-}
-
-/// Words of the first-character bitmap of `Terms`: one bit per character of the BMP.
-const BMP_WORDS: usize = 0x10000 / 64;
-
-/// A character's bit in the first-character bitmap (None beyond the BMP: always looked up).
-fn bmp(c: char) -> Option<usize> {
-    let i = c as usize;
-    (i < 0x10000).then_some(i)
 }
 
 /// The key of a term or of the text at a position: its first two characters.
@@ -83,10 +68,6 @@ impl Terms {
         let Some(key) = key2(surface) else {
             return;
         };
-        if let Some(i) = bmp(key.0) {
-            self.starts.resize(BMP_WORDS, 0);
-            self.starts[i / 64] |= 1 << (i % 64);
-        }
         let list = self.by_first.entry(key).or_default();
         match list.iter_mut().find(|(s, _)| s == surface) {
             Some((_, known)) => known.merge(&sense),
@@ -97,16 +78,6 @@ impl Terms {
     fn add_value(&mut self, v: &str) {
         self.add_value_beyond(v, &[]);
     }
-    /// Whether some term may start with `c` (no false negatives).
-    fn may_start(&self, c: char) -> bool {
-        match bmp(c) {
-            Some(i) => self
-                .starts
-                .get(i / 64)
-                .is_some_and(|w| w >> (i % 64) & 1 == 1),
-            None => true,
-        }
-    }
     /// Longest first, then by text: the scan takes the first that fits.
     fn sorted(mut self) -> Terms {
         for list in self.by_first.values_mut() {
@@ -114,24 +85,10 @@ impl Terms {
         }
         self
     }
-    /// `sorted`, with the whole-text index `reads_as` looks terms up in.
-    fn indexed(self) -> Terms {
-        let mut t = self.sorted();
-        t.exact = t
-            .by_first
-            .values()
-            .flatten()
-            .map(|(s, sense)| (s.clone(), sense.values.clone()))
-            .collect();
-        t
-    }
     /// The longest term that starts `text`: those of two or more characters share its first
     /// two, and are longer than those of one.
     fn longest_at(&self, text: &str) -> Option<(usize, &Sense)> {
         let (first, second) = key2(text)?;
-        if !self.may_start(first) {
-            return None;
-        }
         let fits = |key| {
             self.by_first
                 .get(&key)?
@@ -158,7 +115,7 @@ impl Terms {
             for v in all.filter(|v| v.chars().count() >= 2) {
                 t.add_value(v);
             }
-            t.indexed()
+            t.sorted()
         })
     }
 
@@ -197,7 +154,7 @@ impl Terms {
             }
             t.add_value(&f.category);
         }
-        t.indexed()
+        t.sorted()
     }
 
     /// Every value of the task's tables (any member: a line that says another member's item
@@ -245,12 +202,6 @@ impl Terms {
     /// Whether `surface` is one of these terms and stands for `value`.
     fn reads_as(&self, surface: &str, value: &str) -> bool {
         let surface = surface.trim();
-        if !self.exact.is_empty() {
-            return self
-                .exact
-                .get(surface)
-                .is_some_and(|values| values.iter().any(|x| x == value));
-        }
         key2(surface)
             .and_then(|key| self.by_first.get(&key))
             .and_then(|list| list.iter().find(|(s, _)| s == surface))
