@@ -11,6 +11,12 @@ import os
 import sys
 
 
+def read(d, name):
+    """A one-line file the benchmark script wrote for a run, or "-"."""
+    path = os.path.join(d, name)
+    return open(path).read().strip() if os.path.exists(path) else "-"
+
+
 def metrics(d):
     """The server's counters of a run (llama.cpp /metrics), for a run stopped before its report."""
     out = {}
@@ -28,7 +34,7 @@ def from_metrics(d):
     computed = int(m.get("prompt_tokens_total", 0))
     cached = int(m.get("prompt_tokens_cached_total", 0))
     return {
-        "requests": {"sent": int(open(os.path.join(d, "requests")).read() or 0) if os.path.exists(os.path.join(d, "requests")) else 0},
+        "requests": {"sent": int(read(d, "requests")) if read(d, "requests").isdigit() else 0},
         "replies": {"rejected": 0, "corrections": 0, "template_messages": 0, "attempts_ok": 0},
         "rejections_by_reason": {},
         "tokens": {"this_run": {"prompt": computed + cached, "prompt_cached": cached, "prompt_computed": computed,
@@ -48,11 +54,10 @@ def row(root, run):
     )
     per = max(accepted, 1)
     t = report["tokens"]["this_run"]
-    read = lambda name: open(os.path.join(d, name)).read().strip() if os.path.exists(os.path.join(d, name)) else "-"
     return {
         "run": f"{g} c{c}",
-        "exit": read("exit"),
-        "validate": read("validate"),
+        "exit": read(d, "exit"),
+        "validate": read(d, "validate"),
         "accepted": accepted,
         "requests": report["requests"]["sent"] / per,
         "rejected": report["replies"]["rejected"] / per,
@@ -64,7 +69,7 @@ def row(root, run):
         "computed": t["prompt_computed"] / per,
         "cached": t["prompt_cached"] / per,
         "completion": t["completion"] / per,
-        "wall": float(read("wall")) / per if read("wall") != "-" else float("nan"),
+        "wall": float(read(d, "wall")) / per if read(d, "wall") != "-" else float("nan"),
         "strategy_share": report["rejections_by_reason"].get("strategy", 0)
         / max(report["requests"]["sent"], 1),
     }

@@ -87,6 +87,11 @@ impl TripFloor {
         Some(fares.get(&all)? + self.stay)
     }
 
+    /// The stay the trip was priced with (hotel nights and meals per person).
+    pub fn stay(&self) -> u32 {
+        self.stay
+    }
+
     /// Whether some leg has an option of `mode` with at most `max_transfers` changes within its
     /// travel day (the validator's `reachability`: a firm member who wants a mode no leg serves
     /// is made compromisable).

@@ -107,26 +107,22 @@ pub type Memo = Mutex<HashMap<(CityId, [u8; 16]), Arc<CityData>>>;
 /// travel day, the cheapest room of each night shared by two and `min_meal_cost` a day
 /// (`gtb_validate::stay_floor`). The firm members' trip gate uses it.
 pub fn trip_floor(ctx: &TaskContext, min_meal_cost: u32) -> TripFloor {
-    TripFloor::new(ctx, stay(ctx, min_meal_cost))
-}
-
-fn stay(ctx: &TaskContext, min_meal_cost: u32) -> u32 {
     let (hotel, meals) =
         gtb_validate::stay_floor(ctx.res, &ctx.cities, ctx.skeleton.days, min_meal_cost);
-    hotel + meals
+    TripFloor::new(ctx, hotel + meals)
 }
 
 /// The lowest budget every member needs, rounded up to 100: the validator's certificate (the
 /// cheapest fare of every leg, the stay) and the trip when no one rejects a mode, whichever is
 /// more (a leg whose cheapest fare takes longer than a travel day costs more in the trip).
-pub fn min_budget(ctx: &TaskContext, trip: &TripFloor, min_meal_cost: u32) -> u32 {
+pub fn min_budget(ctx: &TaskContext, trip: &TripFloor) -> u32 {
     let res = ctx.res;
     let legs = res.route_legs(ctx.hub, &ctx.cities);
     let fares: u32 = legs
         .iter()
         .map(|&(a, b)| res.cheapest_fare(a, b, None).unwrap_or(0))
         .sum();
-    let certificate = fares + stay(ctx, min_meal_cost);
+    let certificate = fares + trip.stay();
     let need = certificate.max(trip.cost([]).unwrap_or(0));
     need.div_ceil(100) * 100
 }

@@ -220,7 +220,7 @@ fn build_with(
         .map(|&c| city_grounding(ctx, memo, c, max_attractions))
         .collect();
     let trip = crate::grounding::trip_floor(ctx, set.validate.min_meal_cost);
-    let min_budget = min_budget(ctx, &trip, set.validate.min_meal_cost);
+    let min_budget = min_budget(ctx, &trip);
     let clashes = crate::member::conflict_plan(ctx, &members, set.conflicts);
     let plan = (set.granularity == Granularity::Task)
         .then(|| clashes.iter().map(|c| c.text(&members)).collect());
