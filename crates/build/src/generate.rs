@@ -54,11 +54,12 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Generate {
                 let tasks = attempt(ctx, &items)?;
                 // serialise in parallel, write in order; a failed first attempt is stored as
                 // a marker line and retried by validate
+                // (the tasks are consumed, so that the workers free them too)
                 let lines: Vec<Vec<u8>> = chunk
                     .par_iter()
-                    .zip(tasks.par_iter())
+                    .zip(tasks.into_par_iter())
                     .map(|(sk, t)| match t {
-                        Ok(t) => Ok(gtb_core::pyjson::to_vec(t)),
+                        Ok(t) => Ok(gtb_core::pyjson::to_vec(&t)),
                         Err(e) => serde_json::to_vec(
                             &serde_json::json!({"failed": sk.task_id, "error": e}),
                         ),

@@ -217,8 +217,8 @@ impl Tally {
     }
 
     /// Book a slot's history: each try's retries, fixes or drop, and the replacements.
-    pub fn record_slot(&mut self, history: SlotHistory) {
-        for (k, (sk, (r, failures))) in history.0.into_iter().enumerate() {
+    pub fn record_slot(&mut self, history: &SlotHistory) {
+        for (k, (sk, (r, failures))) in history.0.iter().enumerate() {
             if k > 0 {
                 self.report.generated += 1;
                 self.report.replacements += 1;
@@ -226,7 +226,7 @@ impl Tally {
             match r {
                 Ok((t, o, _)) => {
                     failures.iter().for_each(|f| self.report.retry(f));
-                    self.report.accept(&o);
+                    self.report.accept(o);
                     self.users += t.user_preferences.len();
                 }
                 Err(o) => {
@@ -234,7 +234,7 @@ impl Tally {
                     failures[..failures.len().saturating_sub(1)]
                         .iter()
                         .for_each(|f| self.report.retry(f));
-                    self.report.drop_task(&sk.task_id, &o);
+                    self.report.drop_task(&sk.task_id, o);
                 }
             }
         }

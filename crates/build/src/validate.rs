@@ -66,7 +66,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         let generated = work.artifact(BuildStage::Generate);
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
-        let mut first_attempts = std::io::BufReader::new(file).lines();
+        let mut first_attempts = std::io::BufReader::with_capacity(1 << 20, file);
         // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
         // (and with `[solve]` their witnesses) in slot order and book every slot's history in
         // slot order
@@ -142,7 +142,7 @@ type SlotLines = (Option<Vec<u8>>, Option<Vec<u8>>);
 /// `raw` holds the generate artifact's line of each slot.
 fn write_slots(
     histories: Vec<SlotHistory>,
-    raw: Vec<String>,
+    raw: Vec<Vec<u8>>,
     tally: &mut Tally,
     w: &mut dyn Write,
     witnesses: &mut dyn Write,
@@ -153,14 +153,14 @@ fn write_slots(
         .map(|(h, raw)| {
             // a first attempt accepted as it was is already its release line
             let task = match h.untouched_first() {
-                true => Some(raw.into_bytes()),
+                true => Some(raw),
                 false => h.accepted().map(gtb_core::pyjson::to_vec),
             };
             (task, h.witness().map(gtb_core::pyjson::to_vec))
         })
         .collect();
     tally.audit_all(&histories);
-    for (h, (line, witness)) in histories.into_iter().zip(lines) {
+    for (h, (line, witness)) in histories.iter().zip(lines) {
         tally.regenerated_for_witness += usize::from(h.regenerated_for_witness());
         tally.record_slot(h);
         w.write_all(&line.context("a slot without an accepted task")?)?;
@@ -170,6 +170,8 @@ fn write_slots(
             witnesses.write_all(b"\n")?;
         }
     }
+    // the tasks are many and large: freed by the workers, not one by one here
+    histories.into_par_iter().for_each(drop);
     Ok(())
 }
 
@@ -181,27 +183,32 @@ pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
     serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display()))
 }
 
-/// The generate artifact's lines of a chunk, parsed: a failure marker, or a line of another
-/// skeleton, is no first attempt.
-/// The first attempts of a chunk's slots, and their lines as the generate stage wrote them.
+/// The first attempts of a chunk's slots (a failure marker, or a line of another skeleton, is
+/// no first attempt), and their lines as the generate stage wrote them.
 fn read_first_attempts(
     chunk: &[Skeleton],
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
-) -> Result<(Vec<Option<Task>>, Vec<String>)> {
-    let raw: Vec<String> = chunk
+    lines: &mut impl BufRead,
+) -> Result<(Vec<Option<Task>>, Vec<Vec<u8>>)> {
+    let raw: Vec<Vec<u8>> = chunk
         .iter()
         .map(|_| {
-            lines
-                .next()
-                .context("generate artifact is shorter than the skeleton list")?
-                .map_err(anyhow::Error::from)
+            let mut line = Vec::new();
+            match lines.read_until(b'\n', &mut line)? {
+                0 => bail!("generate artifact is shorter than the skeleton list"),
+                _ => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    Ok(line)
+                }
+            }
         })
         .collect::<Result<_>>()?;
     let tasks = chunk
         .par_iter()
         .zip(raw.par_iter())
         .map(|(sk, line)| {
-            serde_json::from_str::<Task>(line)
+            serde_json::from_slice::<Task>(line)
                 .ok()
                 .filter(|t| t.task_id == sk.task_id)
         })
