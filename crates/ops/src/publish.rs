@@ -214,7 +214,6 @@ pub(crate) fn write_shuffled(
     seed: u64,
     tasks: &Path,
 ) -> Result<(String, usize)> {
-    use sha2::Digest;
     use std::os::unix::fs::FileExt;
     let files = parts
         .iter()
@@ -237,25 +236,67 @@ pub(crate) fn write_shuffled(
     }
     let mut order: Vec<usize> = (0..spans.len()).collect();
     order.shuffle(&mut item_rng(seed, "write", "order"));
-    let mut hasher = sha2::Sha256::default();
+    let read = |i: usize, buf: &mut Vec<u8>| -> Result<()> {
+        let (k, off, len) = spans[i];
+        let start = buf.len();
+        buf.resize(start + len, 0);
+        files[k]
+            .read_exact_at(&mut buf[start..], off)
+            .with_context(|| format!("reading {}", parts[k].display()))?;
+        buf.push(b'\n');
+        Ok(())
+    };
+    let mut sha = String::new();
     digest::write_streaming_atomic(tasks, |w| {
-        let mut buf = Vec::new();
-        for (done, &i) in order.iter().enumerate() {
-            let (k, off, len) = spans[i];
-            buf.resize(len, 0);
-            files[k]
-                .read_exact_at(&mut buf, off)
-                .with_context(|| format!("reading {}", parts[k].display()))?;
-            buf.push(b'\n');
-            w.write_all(&buf)?;
-            hasher.update(&buf);
-            if done == order.len() / 2 {
-                crash_point("write:task-file-half-written");
-            }
-        }
+        sha = copy_hashed(&order, read, w)?;
         Ok(())
     })?;
-    Ok((digest::hex(&hasher.finalize()), spans.len()))
+    Ok((sha, spans.len()))
+}
+
+/// Write the lines `read` puts into a buffer, in `order`, and return their sha256: the lines
+/// are gathered in blocks, and a second thread hashes a block while the next one is written.
+fn copy_hashed(
+    order: &[usize],
+    read: impl Fn(usize, &mut Vec<u8>) -> Result<()>,
+    w: &mut dyn std::io::Write,
+) -> Result<String> {
+    use sha2::Digest;
+    use std::sync::Arc;
+    const BLOCK: usize = 4 << 20;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(4);
+    std::thread::scope(|scope| {
+        let hasher = scope.spawn(move || {
+            let mut h = sha2::Sha256::default();
+            for block in rx {
+                h.update(&block[..]);
+            }
+            digest::hex(&h.finalize())
+        });
+        let mut copy = || -> Result<()> {
+            let mut buf = Vec::with_capacity(BLOCK + (64 << 10));
+            for (done, &i) in order.iter().enumerate() {
+                read(i, &mut buf)?;
+                if done == order.len() / 2 {
+                    crash_point("write:task-file-half-written");
+                }
+                if buf.len() >= BLOCK || done + 1 == order.len() {
+                    let block = Arc::new(std::mem::replace(
+                        &mut buf,
+                        Vec::with_capacity(BLOCK + (64 << 10)),
+                    ));
+                    w.write_all(&block)?;
+                    // the hasher only stops early when this thread has stopped sending
+                    tx.send(block).ok();
+                }
+            }
+            Ok(())
+        };
+        let copied = copy();
+        drop(tx);
+        let sha = hasher.join().expect("the hasher thread does not panic");
+        copied.map(|()| sha)
+    })
 }
 
 /// What a split's manifest says besides its task file's sha256 and line count. A shard keeps
