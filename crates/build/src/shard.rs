@@ -51,8 +51,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for ShardSlice {
             std::fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
         }
         let lines = dir.join("validated.jsonl");
-        copy_file(&work.artifact(BuildStage::Validate), &lines)?;
-        let sha = digest::sha256_file(&lines)?;
+        let sha = super::validate::validated_lines(work)?.write_in_order(&lines)?;
         let witnesses = if ctx.cfg.solve.enabled {
             copy_file(&super::validate::witness_path(work), &dir.join(WITNESSES))?;
             Some(WITNESSES.to_string())

@@ -1,6 +1,9 @@
 //! Stage `validate`: fix what can be fixed, regenerate (at most `max_tries`), drop and replace
-//! what still fails. Accepted lines are written in slot order as chunks settle; the artifact
-//! `validate.jsonl` holds one release-format line per slot, the validation report
+//! what still fails. Accepted lines are listed in slot order as chunks settle
+//! (`validate.index`, a span per slot): a first attempt accepted as the generator wrote it stays
+//! in `generate.jsonl`, and the artifact `validate.jsonl` holds the other lines (fixed,
+//! regenerated, replaced), so a 100,000-task build does not copy its file once more. The
+//! validation report
 //! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
 //! `validate.summary.json` keeps the counts for the manifest.
 
@@ -47,6 +50,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
             work.join("report.json"),
             work.join("report.md"),
             ValidateSummary::path(&ctx.paths.work),
+            index_path(&ctx.paths.work),
         ];
         if ctx.cfg.solve.enabled {
             out.push(witness_path(&ctx.paths.work));
@@ -66,19 +70,28 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         let generated = work.artifact(BuildStage::Generate);
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
-        let mut first_attempts = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut first_attempts = Reader {
+            r: std::io::BufReader::with_capacity(1 << 20, file),
+            pos: 0,
+        };
+        let mut spans = Spans::default();
         // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
         // (and with `[solve]` their witnesses) in slot order and book every slot's history in
         // slot order
         gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
             let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
                 for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                    let (first, raw) = read_first_attempts(chunk, &mut first_attempts)?;
+                    let (first, at) = read_first_attempts(chunk, &mut first_attempts)?;
                     let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
                     let start = ctx.slots.start + ci * CHUNK;
                     let histories =
                         replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
-                    write_slots(histories, raw, &mut tally, w, witnesses)?;
+                    let out = Out {
+                        w,
+                        witnesses,
+                        spans: &mut spans,
+                    };
+                    write_slots(histories, at, &mut tally, out)?;
                     pb.inc(chunk.len() as u64);
                 }
                 Ok(())
@@ -89,6 +102,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
                 fill(&mut std::io::sink())
             }
         })?;
+        gtb_ops::lines::write_index(&spans.0, &index_path(work))?;
         pb.finish_and_clear();
         let regenerated_for_witness = tally.regenerated_for_witness;
         let Tally {
@@ -135,39 +149,77 @@ pub(super) fn witness_path(work: &gtb_pipeline::WorkDir) -> std::path::PathBuf {
     work.root.join("witness.jsonl")
 }
 
-/// A slot's accepted task line and its witness line, serialised.
+/// Where the validate stage lists its lines, one span per slot in slot order: an untouched
+/// first attempt in `generate.jsonl` (part 0), any other line in `validate.jsonl` (part 1),
+/// which holds only those.
+pub(super) fn index_path(work: &gtb_pipeline::WorkDir) -> std::path::PathBuf {
+    work.root.join("validate.index")
+}
+
+/// The files the validate stage's spans point into, in part order.
+pub(super) fn line_parts(work: &gtb_pipeline::WorkDir) -> Vec<std::path::PathBuf> {
+    vec![
+        work.artifact(BuildStage::Generate),
+        work.artifact(BuildStage::Validate),
+    ]
+}
+
+/// The validate stage's lines, in slot order.
+pub(super) fn validated_lines(work: &gtb_pipeline::WorkDir) -> Result<gtb_ops::lines::Lines> {
+    gtb_ops::lines::Lines::indexed(&line_parts(work), &index_path(work))
+}
+
+/// The spans of the slots written so far, and the length of `validate.jsonl`.
+#[derive(Default)]
+struct Spans(Vec<gtb_ops::lines::Span>, u64);
+
+/// Where a chunk's lines go.
+struct Out<'w> {
+    w: &'w mut dyn Write,
+    witnesses: &'w mut dyn Write,
+    spans: &'w mut Spans,
+}
+
+/// A slot's task line when it is not its untouched first attempt, and its witness line,
+/// serialised.
 type SlotLines = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-/// Write a chunk's accepted lines (and their witnesses) in slot order and book each slot;
-/// `raw` holds the generate artifact's line of each slot.
+/// Write a chunk's changed lines (and the witnesses) in slot order, list every slot's span and
+/// book each slot; `at` holds the span of each slot's first attempt in the generate artifact.
 fn write_slots(
     histories: Vec<SlotHistory>,
-    raw: Vec<Vec<u8>>,
+    at: Vec<LineAt>,
     tally: &mut Tally,
-    w: &mut dyn Write,
-    witnesses: &mut dyn Write,
+    out: Out,
 ) -> Result<()> {
     let lines: Vec<SlotLines> = histories
         .par_iter()
-        .zip(raw)
-        .map(|(h, raw)| {
-            // a first attempt accepted as it was is already its release line
+        .map(|h| {
+            // a first attempt accepted as it was stays where the generate stage wrote it
             let task = match h.untouched_first() {
-                true => Some(raw),
-                false => h.accepted().map(gtb_core::pyjson::to_vec),
+                true => None,
+                false => Some(h.accepted().map(gtb_core::pyjson::to_vec)),
             };
-            (task, h.witness().map(gtb_core::pyjson::to_vec))
+            (task.flatten(), h.witness().map(gtb_core::pyjson::to_vec))
         })
         .collect();
     tally.audit_all(&histories);
-    for (h, (line, witness)) in histories.iter().zip(lines) {
+    for ((h, (line, witness)), (off, len)) in histories.iter().zip(lines).zip(at) {
         tally.regenerated_for_witness += usize::from(h.regenerated_for_witness());
         tally.record_slot(h);
-        w.write_all(&line.context("a slot without an accepted task")?)?;
-        w.write_all(b"\n")?;
+        match (h.untouched_first(), line) {
+            (true, _) => out.spans.0.push((0, off, len)),
+            (false, Some(line)) => {
+                out.w.write_all(&line)?;
+                out.w.write_all(b"\n")?;
+                out.spans.0.push((1, out.spans.1, line.len()));
+                out.spans.1 += line.len() as u64 + 1;
+            }
+            (false, None) => bail!("a slot without an accepted task"),
+        }
         if let Some(witness) = witness {
-            witnesses.write_all(&witness)?;
-            witnesses.write_all(b"\n")?;
+            out.witnesses.write_all(&witness)?;
+            out.witnesses.write_all(b"\n")?;
         }
     }
     // the tasks are many and large: freed by the workers, not one by one here
@@ -183,37 +235,47 @@ pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
     serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display()))
 }
 
+/// Where a line of the generate artifact is: its offset and length (without its newline).
+type LineAt = (u64, usize);
+
+/// The generate artifact, read line by line, and the offset of its next line.
+struct Reader<R> {
+    r: R,
+    pos: u64,
+}
+
 /// The first attempts of a chunk's slots (a failure marker, or a line of another skeleton, is
-/// no first attempt), and their lines as the generate stage wrote them.
+/// no first attempt), and the span of each slot's line in the generate artifact.
 fn read_first_attempts(
     chunk: &[Skeleton],
-    lines: &mut impl BufRead,
-) -> Result<(Vec<Option<Task>>, Vec<Vec<u8>>)> {
-    let raw: Vec<Vec<u8>> = chunk
+    lines: &mut Reader<impl BufRead>,
+) -> Result<(Vec<Option<Task>>, Vec<LineAt>)> {
+    let raw: Vec<(u64, Vec<u8>)> = chunk
         .iter()
         .map(|_| {
             let mut line = Vec::new();
-            match lines.read_until(b'\n', &mut line)? {
-                0 => bail!("generate artifact is shorter than the skeleton list"),
-                _ => {
-                    if line.last() == Some(&b'\n') {
-                        line.pop();
-                    }
-                    Ok(line)
-                }
+            let at = lines.pos;
+            let n = lines.r.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                bail!("generate artifact is shorter than the skeleton list");
             }
+            lines.pos += n as u64;
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            Ok((at, line))
         })
         .collect::<Result<_>>()?;
     let tasks = chunk
         .par_iter()
         .zip(raw.par_iter())
-        .map(|(sk, line)| {
+        .map(|(sk, (_, line))| {
             serde_json::from_slice::<Task>(line)
                 .ok()
                 .filter(|t| t.task_id == sk.task_id)
         })
         .collect();
-    Ok((tasks, raw))
+    Ok((tasks, raw.iter().map(|(at, l)| (*at, l.len())).collect()))
 }
 
 /// Replace the dropped tasks of a chunk (slot `start + i` holds `chunk[i]`): each dropped

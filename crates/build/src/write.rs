@@ -53,7 +53,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
         });
         let base = manifest_base(ctx, &art.decided, counts);
         let (sha, _) = publish(Publication {
-            parts: vec![work.artifact(BuildStage::Validate)],
+            lines: super::validate::validated_lines(work)?,
             witnesses,
             seed: ctx.cfg.run.seed,
             tasks: ctx.paths.tasks.clone(),

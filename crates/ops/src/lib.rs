@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod export;
+pub mod lines;
 pub mod lock;
 pub mod merge;
 pub mod official;

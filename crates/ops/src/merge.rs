@@ -84,7 +84,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             .into_iter()
             .collect();
         base.llm = shards_llm(&found);
-        let parts = found
+        let parts: Vec<PathBuf> = found
             .iter()
             .map(|f| f.dir.join(&f.file.validated))
             .collect();
@@ -95,7 +95,7 @@ pub fn merge(opts: &MergeOptions) -> Result<Vec<SplitSummary>> {
             None => None,
         };
         let (sha, n) = publish(Publication {
-            parts,
+            lines: crate::lines::Lines::scan(&parts)?,
             witnesses,
             seed: base.seed,
             tasks: tasks.clone(),

@@ -4,7 +4,6 @@
 //! one line per task), then the reference figures to `<reports>/witness.{md,json}`, and hands
 //! the manifest its `witness` section. Nothing is solved twice.
 
-use crate::publish::write_shuffled;
 use crate::solve::{FigureTally, Figures};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
@@ -39,7 +38,7 @@ pub(crate) fn publish_plans(
     (tasks_sha, lines): (&str, usize),
 ) -> Result<Value> {
     let plans = plans_path(tasks);
-    let (sha, n) = write_shuffled(&w.parts, seed, &plans)?;
+    let (sha, n) = crate::lines::Lines::scan(&w.parts)?.write_shuffled(seed, &plans)?;
     if n != lines {
         bail!(
             "{}: {n} witness lines for {lines} tasks (every task of a build has one)",

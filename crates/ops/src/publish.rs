@@ -8,19 +8,15 @@
 //! `plans`); (3) write the validation report, the audit and the witness figures, each
 //! carrying the sha256 of the file it describes; (4) write the manifest, last. A split
 //! without a manifest is incomplete, and the next build's write stage reruns. The validated
-//! lines are copied in a seeded shuffled order (positioned reads, so the 100,000-task file is
-//! never held in memory).
+//! lines are copied in a seeded shuffled order (`crate::lines`).
 
 use crate::plans::{WITNESS_REPORTS, Witnesses, plans_path, publish_plans};
 use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result};
 use gtb_core::digest;
-use gtb_core::rng::item_rng;
 use gtb_pipeline::{Fingerprint, WorkDir};
 use gtb_validate::report::Report;
-use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
-use std::io::BufRead;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -117,7 +113,8 @@ pub const REPORTS: [&str; 5] = [
 /// A split to publish: its validated lines in slot order (one file for a build, one per shard
 /// for `gtb merge`), where it goes, its validation report and what its manifest says.
 pub struct Publication<'a> {
-    pub parts: Vec<PathBuf>,
+    /// the split's lines in slot order
+    pub lines: crate::lines::Lines,
     /// `[solve]`: the witness lines of the same slots, published as `plans.jsonl`
     pub witnesses: Option<Witnesses>,
     pub seed: u64,
@@ -139,7 +136,7 @@ pub struct Publication<'a> {
 pub fn publish(mut p: Publication) -> Result<(String, usize)> {
     unpublish(&p)?;
     crash_point("write:unpublished");
-    let (sha, tasks) = write_shuffled(&p.parts, p.seed, &p.tasks)?;
+    let (sha, tasks) = p.lines.write_shuffled(p.seed, &p.tasks)?;
     crash_point("write:tasks-in-place");
     let witness = match &p.witnesses {
         Some(w) => Some(publish_plans(
@@ -205,98 +202,6 @@ fn unpublish(p: &Publication) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Copy the lines of `parts` (in order, slot order) in the seeded shuffled order into
-/// `tasks`; returns its sha256 and line count.
-pub(crate) fn write_shuffled(
-    parts: &[PathBuf],
-    seed: u64,
-    tasks: &Path,
-) -> Result<(String, usize)> {
-    use std::os::unix::fs::FileExt;
-    let files = parts
-        .iter()
-        .map(|p| std::fs::File::open(p).with_context(|| format!("reading {}", p.display())))
-        .collect::<Result<Vec<_>>>()?;
-    // index the lines (part, offset, length), then copy them in shuffled order with
-    // positioned reads
-    let mut spans: Vec<(usize, u64, usize)> = Vec::new();
-    for (k, file) in files.iter().enumerate() {
-        let mut pos = 0u64;
-        for line in std::io::BufReader::with_capacity(1 << 20, file).split(b'\n') {
-            let len = line
-                .with_context(|| format!("reading {}", parts[k].display()))?
-                .len();
-            if len > 0 {
-                spans.push((k, pos, len));
-            }
-            pos += len as u64 + 1;
-        }
-    }
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.shuffle(&mut item_rng(seed, "write", "order"));
-    let read = |i: usize, buf: &mut Vec<u8>| -> Result<()> {
-        let (k, off, len) = spans[i];
-        let start = buf.len();
-        buf.resize(start + len, 0);
-        files[k]
-            .read_exact_at(&mut buf[start..], off)
-            .with_context(|| format!("reading {}", parts[k].display()))?;
-        buf.push(b'\n');
-        Ok(())
-    };
-    let mut sha = String::new();
-    digest::write_streaming_atomic(tasks, |w| {
-        sha = copy_hashed(&order, read, w)?;
-        Ok(())
-    })?;
-    Ok((sha, spans.len()))
-}
-
-/// Write the lines `read` puts into a buffer, in `order`, and return their sha256: the lines
-/// are gathered in blocks, and a second thread hashes a block while the next one is written.
-fn copy_hashed(
-    order: &[usize],
-    read: impl Fn(usize, &mut Vec<u8>) -> Result<()>,
-    w: &mut dyn std::io::Write,
-) -> Result<String> {
-    use sha2::Digest;
-    use std::sync::Arc;
-    const BLOCK: usize = 4 << 20;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(4);
-    std::thread::scope(|scope| {
-        let hasher = scope.spawn(move || {
-            let mut h = sha2::Sha256::default();
-            for block in rx {
-                h.update(&block[..]);
-            }
-            digest::hex(&h.finalize())
-        });
-        let mut copy = || -> Result<()> {
-            let mut buf = Vec::with_capacity(BLOCK + (64 << 10));
-            for (done, &i) in order.iter().enumerate() {
-                read(i, &mut buf)?;
-                if done == order.len() / 2 {
-                    crash_point("write:task-file-half-written");
-                }
-                if buf.len() >= BLOCK || done + 1 == order.len() {
-                    let block = Arc::new(std::mem::replace(
-                        &mut buf,
-                        Vec::with_capacity(BLOCK + (64 << 10)),
-                    ));
-                    w.write_all(&block)?;
-                    // the hasher only stops early when this thread has stopped sending
-                    tx.send(block).ok();
-                }
-            }
-            Ok(())
-        };
-        let copied = copy();
-        drop(tx);
-        let sha = hasher.join().expect("the hasher thread does not panic");
-        copied.map(|()| sha)
-    })
 }
 
 /// What a split's manifest says besides its task file's sha256 and line count. A shard keeps
