@@ -3,9 +3,8 @@
 //! (`validate.index`, a span per slot): a first attempt accepted as the generator wrote it stays
 //! in `generate.jsonl`, and the artifact `validate.jsonl` holds the other lines (fixed,
 //! regenerated, replaced), so a 100,000-task build does not copy its file once more. The
-//! validation report
-//! (`report.{json,md}`) waits in the work folder for the write stage to publish it, and
-//! `validate.summary.json` keeps the counts for the manifest.
+//! validation report (`report.{json,md}`) waits in the work folder for the write stage to
+//! publish it, and `validate.summary.json` keeps the counts for the manifest.
 
 use super::BuildStage;
 use super::generate::{CHUNK, attempt};
