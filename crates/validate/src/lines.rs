@@ -49,7 +49,7 @@ impl Sense {
 }
 
 /// Terms that can be recognised in a line, by their first character, longest first.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct Terms {
     /// keyed by the first two characters (the second `\0` for a one-character term): a
     /// line is scanned at every character, so the lists tried there must be short
@@ -153,19 +153,6 @@ impl Terms {
                 t.add_value(&f.name);
             }
             t.add_value(&f.category);
-        }
-        t.sorted()
-    }
-
-    /// These terms and the closed vocabularies in one set: a line read with it reads as with
-    /// both sets (a surface both hold has both senses, as `recognise` merges them), and is
-    /// scanned once per character instead of twice.
-    pub fn with_vocabularies(&self) -> Terms {
-        let mut t = Terms::vocabularies().clone();
-        for list in self.by_first.values() {
-            for (surface, sense) in list {
-                t.add(surface, sense.clone());
-            }
         }
         t.sorted()
     }
@@ -877,28 +864,20 @@ pub fn inventory_terms(res: &gtb_resources::Resources, id: gtb_resources::CityId
     )
 }
 
-/// The terms of one city of the inventory and the closed vocabularies in one set
-/// (`Terms::with_vocabularies`), built once per validator.
+/// The terms of one city of the inventory, built once per validator.
 fn city_terms<'v>(v: &'v Validator, city: &str) -> Option<&'v Terms> {
     let id = v.res.city_id(city)?;
     let cell = v.city_terms.get(id as usize)?;
-    Some(cell.get_or_init(|| inventory_terms(v.res, id).with_vocabularies()))
+    Some(cell.get_or_init(|| inventory_terms(v.res, id)))
 }
 
 pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
-    let mut known: Vec<&Terms> = t
-        .metadata
-        .cities
-        .iter()
-        .filter_map(|c| city_terms(v, c))
-        .collect();
-    if known.is_empty() {
-        known.push(Terms::vocabularies());
-    }
+    let mut known: Vec<&Terms> = vec![Terms::vocabularies()];
+    known.extend(t.metadata.cities.iter().filter_map(|c| city_terms(v, c)));
     let prefs = t.user_preferences.values().map(|e| &e.preference);
     let tables = Terms::tables_beyond(prefs, &known);
     let mut sets = known;
-    sets.insert(0, &tables);
+    sets.insert(1, &tables);
     for m in &t.initial_messages {
         let Some(entry) = t.user_preferences.get(&m.role) else {
             continue;
@@ -949,27 +928,6 @@ mod tests {
         let tables = Terms::tables([&t]);
         let city = Terms::city("长沙市", ["岳麓山", "橘子洲", "长沙世界之窗"], [], &[]);
         check_line(&[Terms::vocabularies(), &tables, &city], &t, line)
-    }
-
-    /// A city's set merged with the vocabularies reads every line as the two sets do.
-    #[test]
-    fn a_city_merged_with_the_vocabularies_reads_as_both_sets() {
-        let t = table();
-        let city = Terms::city("长沙市", ["岳麓山", "橘子洲", "长沙世界之窗"], [], &[]);
-        let merged = city.with_vocabularies();
-        let apart = Terms::tables_beyond([&t], &[Terms::vocabularies(), &city]);
-        let together = Terms::tables_beyond([&t], &[&merged]);
-        for line in [
-            "长沙的岳麓山我非去不可，长沙世界之窗就千万别安排了。",
-            "住的话最好是豪华型，舒适型就算了吧。",
-            "在长沙一定要吃火锅！湘菜我绝对不吃，寺庙我很想去。",
-            "我这边人均不能超过 3000 元。这次一定要坐飞机。",
-        ] {
-            let a = check_line(&[Terms::vocabularies(), &apart, &city], &t, line);
-            let b = check_line(&[&together, &merged], &t, line);
-            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line}");
-            assert!(!a.is_empty() || line.starts_with("长沙的"), "{line}: {a:?}");
-        }
     }
 
     #[test]
