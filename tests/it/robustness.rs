@@ -303,6 +303,38 @@ fn issue13_05_reports_never_disagree_with_the_published_split() {
     }
 }
 
+/// A validate stage killed after its lines are in place, but before its span index, never
+/// looks finished: not even to a later run whose inputs match the fingerprint an earlier
+/// finished run left (the validate stage lists its lines by spans of `generate.jsonl` and
+/// `validate.jsonl`, which must come from one run).
+#[test]
+fn issue27_an_interrupted_validate_never_looks_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut a = build_args(&out, 200, 1);
+    a.push("--no-witness".into());
+    let o = gtb().args(&a).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = sha256(&out.join("test.jsonl"));
+    // another validate config (witnesses on), killed once its lines are written
+    let o = gtb()
+        .args(build_args(&out, 200, 1))
+        .env("GTB_CRASH_AT", "validate:lines-written")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the hook did not fire");
+    // back to the first config: validate reruns, and the split is the first one's
+    let o = gtb().args(&a).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("validate") && l.contains("runs:")),
+        "{err}"
+    );
+    assert_eq!(sha256(&out.join("test.jsonl")), first);
+}
+
 /// Runs `script` (sh) in a new user and mount namespace when the system allows it.
 fn in_namespace(script: &str) -> Option<Output> {
     let probe = Command::new("unshare")

@@ -13,6 +13,7 @@ use super::settle::{Settled, SlotHistory, Tally, settle_batch};
 use super::split::{Artifacts, Split, Validated};
 use crate::CODE_VERSION;
 use anyhow::{Context, Result, bail};
+use gtb_audit::report::Tally as AuditTally;
 use gtb_core::task::{Skeleton, Task};
 use gtb_ops::publish::ValidateSummary;
 use gtb_ops::sinks::{ReportDir, ReportSink};
@@ -66,6 +67,13 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
             let witness = gtb_validate::WITNESS.to_string();
             tally.report.checks.insert(witness, Default::default());
         }
+        // the index goes in place last: until then this stage looks unfinished, also to a
+        // later run whose inputs match an earlier finished run's fingerprint
+        let index = index_path(work);
+        if index.exists() {
+            std::fs::remove_file(&index)
+                .with_context(|| format!("removing {}", index.display()))?;
+        }
         let generated = work.artifact(BuildStage::Generate);
         let file = std::fs::File::open(&generated)
             .with_context(|| format!("reading {}", generated.display()))?;
@@ -101,32 +109,16 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
                 fill(&mut std::io::sink())
             }
         })?;
-        gtb_ops::lines::write_index(&spans.0, &index_path(work))?;
+        gtb_ops::publish::crash_point("validate:lines-written");
         pb.finish_and_clear();
-        let regenerated_for_witness = tally.regenerated_for_witness;
-        let Tally {
-            mut report,
-            users,
-            audit,
-            ..
-        } = tally;
-        report.written = skeletons.len();
-        let mut classes = [0usize; 3];
-        for s in skeletons {
-            classes[class_of(&s.difficulty_type).index()] += 1;
-        }
-        let summary = ValidateSummary {
-            classes,
-            users,
-            dropped: report.dropped,
-            regenerated_for_witness,
-        };
+        let (report, summary, audit) = summarise(skeletons, tally);
         // published by the write stage, with the sha256 of the file it describes
         ReportDir(work.root.clone()).write_report(&report)?;
         gtb_core::digest::write_atomic(
             &ValidateSummary::path(work),
             &serde_json::to_vec(&summary)?,
         )?;
+        gtb_ops::lines::write_index(&spans.0, &index)?;
         art.validate = Some(Validated {
             summary,
             audit: Some(audit),
@@ -140,6 +132,29 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         });
         Ok(())
     }
+}
+
+/// The stage's report, the manifest's counts and the audit's, once every slot is booked.
+fn summarise(skeletons: &[Skeleton], tally: Tally) -> (Report, ValidateSummary, AuditTally) {
+    let regenerated_for_witness = tally.regenerated_for_witness;
+    let Tally {
+        mut report,
+        users,
+        audit,
+        ..
+    } = tally;
+    report.written = skeletons.len();
+    let mut classes = [0usize; 3];
+    for s in skeletons {
+        classes[class_of(&s.difficulty_type).index()] += 1;
+    }
+    let summary = ValidateSummary {
+        classes,
+        users,
+        dropped: report.dropped,
+        regenerated_for_witness,
+    };
+    (report, summary, audit)
 }
 
 /// `[solve]`: the witness lines of the accepted tasks, in slot order (the artifact the write
