@@ -59,22 +59,25 @@ pub fn cache_path(split_dir: &Path, tool: &str) -> PathBuf {
 /// indent=2, sort_keys=True)` (no final newline, `{}` when empty).
 pub fn cache_bytes(entries: &CacheFile) -> Vec<u8> {
     let mut out = Vec::with_capacity(entries.len() * 512 + 2);
-    if entries.is_empty() {
-        out.extend_from_slice(b"{}");
-        return out;
-    }
-    out.extend_from_slice(b"{\n");
     for (i, (k, v)) in entries.iter().enumerate() {
-        if i > 0 {
-            out.extend_from_slice(b",\n");
-        }
-        out.extend_from_slice(b"  ");
-        serde_json::to_writer(&mut out, k).expect("a string serialises");
-        out.extend_from_slice(b": ");
-        serde_json::to_writer(&mut out, v).expect("a string serialises");
+        push_entry(&mut out, i == 0, k, v);
     }
-    out.extend_from_slice(b"\n}");
+    out.extend_from_slice(close(entries.len()));
     out
+}
+
+/// One entry of a cache file's bytes (`cache_bytes`), with what opens the file before the
+/// first and what separates it from the one before otherwise.
+pub fn push_entry(out: &mut Vec<u8>, first: bool, key: &str, answer: &str) {
+    out.extend_from_slice(if first { b"{\n  " } else { b",\n  " });
+    serde_json::to_writer(&mut *out, key).expect("a string serialises");
+    out.extend_from_slice(b": ");
+    serde_json::to_writer(&mut *out, answer).expect("a string serialises");
+}
+
+/// What ends a cache file of `entries` entries (`cache_bytes`).
+pub fn close(entries: usize) -> &'static [u8] {
+    if entries == 0 { b"{}" } else { b"\n}" }
 }
 
 /// Read a cache file (any JSON object of strings, as the release writes or gtb does); a

@@ -3,11 +3,11 @@
 //! `poi2category/all_poi_by_city.json` (the world's table in the release's layout), and the
 //! manifest's `world` section (each file's sha256, entries and bytes).
 //!
-//! The answers are computed in parallel and gathered into key-ordered maps, so the bytes are
-//! the same for any thread count; the world is a function of the published task and plans
+//! The answers are computed in parallel and written in key order, so the bytes are the same
+//! for any thread count; the world is a function of the published task and plans
 //! files and the resources, so a merged split's world is byte-identical to the unsharded one.
 
-use crate::cache::{CacheFile, cache_bytes, cache_path};
+use crate::cache::cache_path;
 use crate::{MAX_ANSWER_CHARS, TOOLS, World};
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
@@ -42,52 +42,82 @@ impl Written {
     }
 }
 
-/// A tool's pre-populated calls answered (in parallel; gathered in key order).
-pub fn answer_calls(
-    world: &World,
-    tool: &'static str,
-    calls: &std::collections::BTreeMap<String, serde_json::Map<String, Value>>,
-) -> Result<CacheFile> {
-    let list: Vec<(&String, &serde_json::Map<String, Value>)> = calls.iter().collect();
-    let answered: Result<Vec<(String, String)>> = list
-        .par_iter()
-        .map(|(k, p)| {
-            let a = world
-                .answer(tool, p)
-                .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
-            Ok(((*k).clone(), a))
-        })
-        .collect();
-    Ok(answered?.into_iter().collect())
-}
-
 /// Write the world of a split into `split_dir` (module doc); returns what was written. One
-/// tool at a time: its calls are answered, written and dropped before the next.
+/// tool at a time (`write_cache`).
 pub fn write_world(split_dir: &Path, world: &World) -> Result<Written> {
     let mut written = Written::default();
     let mut calls = world.calls();
     for tool in TOOLS {
-        let entries = answer_calls(world, tool, &calls.remove(tool).unwrap_or_default())?;
-        let longest = entries
-            .values()
-            .map(|a| a.chars().count())
-            .max()
-            .unwrap_or(0);
-        if longest > MAX_ANSWER_CHARS {
-            bail!("{tool}: an answer of {longest} characters (at most {MAX_ANSWER_CHARS})");
-        }
-        written.longest_answer = written.longest_answer.max(longest);
         let path = cache_path(split_dir, tool);
-        let (bytes, n) = (cache_bytes(&entries), entries.len());
-        drop(entries);
-        gtb_core::digest::write_atomic(&path, &bytes)?;
-        written.files.push(figure(split_dir, &path, &bytes, n));
+        let tool_calls = calls.remove(tool).unwrap_or_default();
+        let (file, longest) = write_cache(world, tool, &tool_calls, split_dir, &path)?;
+        written.longest_answer = written.longest_answer.max(longest);
+        written.files.push(file);
     }
     let (bytes, _, pois) = gtb_score::resolver::release_table(&world.db);
     let path = split_dir.join(POI_TABLE);
     gtb_core::digest::write_atomic(&path, &bytes)?;
     written.files.push(figure(split_dir, &path, &bytes, pois));
     Ok(written)
+}
+
+/// Write a tool's cache file (`cache_bytes`' bytes): its calls answered in key-ordered batches,
+/// each in parallel, and written and hashed as they go, so that a 100,000-task world never
+/// holds a tool's answers or its file at once. Returns the file's figure and the longest
+/// answer.
+fn write_cache(
+    world: &World,
+    tool: &'static str,
+    calls: &std::collections::BTreeMap<String, serde_json::Map<String, Value>>,
+    split_dir: &Path,
+    path: &Path,
+) -> Result<((String, String, usize, usize), usize)> {
+    use sha2::Digest;
+    const BATCH: usize = 4096;
+    let list: Vec<(&String, &serde_json::Map<String, Value>)> = calls.iter().collect();
+    let (mut sha, mut bytes, mut longest) = (sha2::Sha256::default(), 0usize, 0usize);
+    gtb_core::digest::write_streaming_atomic(path, |w| {
+        let mut put = |b: &[u8]| -> Result<()> {
+            w.write_all(b)?;
+            sha.update(b);
+            bytes += b.len();
+            Ok(())
+        };
+        for (bi, batch) in list.chunks(BATCH).enumerate() {
+            let answered: Vec<(usize, Vec<u8>)> = batch
+                .par_iter()
+                .enumerate()
+                .map(|(j, (k, p))| {
+                    let a = world
+                        .answer(tool, p)
+                        .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
+                    let mut out = Vec::with_capacity(a.len() + k.len() + 8);
+                    crate::cache::push_entry(&mut out, bi == 0 && j == 0, k, &a);
+                    Ok((a.chars().count(), out))
+                })
+                .collect::<Result<_>>()?;
+            for (chars, entry) in answered {
+                if chars > MAX_ANSWER_CHARS {
+                    bail!("{tool}: an answer of {chars} characters (at most {MAX_ANSWER_CHARS})");
+                }
+                longest = longest.max(chars);
+                put(&entry)?;
+            }
+        }
+        put(crate::cache::close(list.len()))
+    })?;
+    let rel = path
+        .strip_prefix(split_dir)
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let file = (
+        rel,
+        gtb_core::digest::hex(&sha.finalize()),
+        list.len(),
+        bytes,
+    );
+    Ok((file, longest))
 }
 
 fn figure(
