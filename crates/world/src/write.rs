@@ -106,17 +106,8 @@ fn write_cache(
         }
         put(crate::cache::close(list.len()))
     })?;
-    let rel = path
-        .strip_prefix(split_dir)
-        .unwrap_or(path)
-        .display()
-        .to_string();
-    let file = (
-        rel,
-        gtb_core::digest::hex(&sha.finalize()),
-        list.len(),
-        bytes,
-    );
+    let sha = gtb_core::digest::hex(&sha.finalize());
+    let file = (relative(split_dir, path), sha, list.len(), bytes);
     Ok((file, longest))
 }
 
@@ -126,17 +117,20 @@ fn figure(
     bytes: &[u8],
     entries: usize,
 ) -> (String, String, usize, usize) {
-    let rel = path
-        .strip_prefix(split_dir)
-        .unwrap_or(path)
-        .display()
-        .to_string();
     (
-        rel,
+        relative(split_dir, path),
         gtb_core::digest::sha256_bytes(bytes),
         entries,
         bytes.len(),
     )
+}
+
+/// A world file's path as the manifest names it: relative to the split folder.
+fn relative(split_dir: &Path, path: &Path) -> String {
+    path.strip_prefix(split_dir)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 /// The files a world consists of, relative to the split folder.
