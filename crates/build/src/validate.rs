@@ -118,7 +118,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
             &ValidateSummary::path(work),
             &serde_json::to_vec(&summary)?,
         )?;
-        gtb_ops::lines::write_index(&spans.0, &index)?;
+        gtb_ops::lines::write_index(&spans.list, &index)?;
         art.validate = Some(Validated {
             summary,
             audit: Some(audit),
@@ -171,7 +171,7 @@ pub(super) fn index_path(work: &gtb_pipeline::WorkDir) -> std::path::PathBuf {
 }
 
 /// The files the validate stage's spans point into, in part order.
-pub(super) fn line_parts(work: &gtb_pipeline::WorkDir) -> Vec<std::path::PathBuf> {
+fn line_parts(work: &gtb_pipeline::WorkDir) -> Vec<std::path::PathBuf> {
     vec![
         work.artifact(BuildStage::Generate),
         work.artifact(BuildStage::Validate),
@@ -183,9 +183,12 @@ pub(super) fn validated_lines(work: &gtb_pipeline::WorkDir) -> Result<gtb_ops::l
     gtb_ops::lines::Lines::indexed(&line_parts(work), &index_path(work))
 }
 
-/// The spans of the slots written so far, and the length of `validate.jsonl`.
+/// The spans of the slots written so far, and the bytes written to `validate.jsonl`.
 #[derive(Default)]
-struct Spans(Vec<gtb_ops::lines::Span>, u64);
+struct Spans {
+    list: Vec<gtb_ops::lines::Span>,
+    written: u64,
+}
 
 /// Where a chunk's lines go.
 struct Out<'w> {
@@ -212,24 +215,24 @@ fn write_slots(
             // a first attempt accepted as it was stays where the generate stage wrote it
             let task = match h.untouched_first() {
                 true => None,
-                false => Some(h.accepted().map(gtb_core::pyjson::to_vec)),
+                false => h.accepted().map(gtb_core::pyjson::to_vec),
             };
-            (task.flatten(), h.witness().map(gtb_core::pyjson::to_vec))
+            (task, h.witness().map(gtb_core::pyjson::to_vec))
         })
         .collect();
     tally.audit_all(&histories);
     for ((h, (line, witness)), (off, len)) in histories.iter().zip(lines).zip(at) {
         tally.regenerated_for_witness += usize::from(h.regenerated_for_witness());
         tally.record_slot(h);
-        match (h.untouched_first(), line) {
-            (true, _) => out.spans.0.push((0, off, len)),
-            (false, Some(line)) => {
+        match line {
+            Some(line) => {
                 out.w.write_all(&line)?;
                 out.w.write_all(b"\n")?;
-                out.spans.0.push((1, out.spans.1, line.len()));
-                out.spans.1 += line.len() as u64 + 1;
+                out.spans.list.push((1, out.spans.written, line.len()));
+                out.spans.written += line.len() as u64 + 1;
             }
-            (false, None) => bail!("a slot without an accepted task"),
+            None if h.untouched_first() => out.spans.list.push((0, off, len)),
+            None => bail!("a slot without an accepted task"),
         }
         if let Some(witness) = witness {
             out.witnesses.write_all(&witness)?;
