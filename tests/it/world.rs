@@ -325,7 +325,7 @@ fn issue28_every_cached_call_is_valid_and_listed() {
 #[test]
 fn issue28_no_data_and_invalid_calls() {
     let res = gtb_ops::load_resources(&config_in(Path::new("/nonexistent"))).unwrap();
-    let w = World::new(res, Vec::new(), &[]);
+    let w = World::new(res, gtb_world::witness::Facts::default());
     let ask = |tool: &str, p: Value| w.answer(tool, &obj(p));
     let weather = ask(
         "maps_weather",

@@ -56,3 +56,48 @@ pub fn json_line_error(e: &serde_json::Error, noun: &str) -> String {
         _ => format!("invalid JSON: {msg} (column {})", e.column()),
     }
 }
+
+/// Read a JSON-lines file in blocks of at most `block` records, each block decoded in parallel
+/// and handed to `each` in file order, so that a file of any size is read in bounded memory.
+/// Blank lines are skipped; an error names the file and line.
+pub fn read_blocks<T: serde::de::DeserializeOwned + Send>(
+    path: &Path,
+    block: usize,
+    mut each: impl FnMut(Vec<T>) -> Result<()>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line_no = 0usize;
+    loop {
+        let mut lines: Vec<(usize, String)> = Vec::with_capacity(block);
+        while lines.len() < block.max(1) {
+            let mut line = String::new();
+            let n = reader
+                .read_line(&mut line)
+                .with_context(|| format!("reading {} (line {})", path.display(), line_no + 1))?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            if !line.trim().is_empty() {
+                lines.push((line_no, line));
+            }
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let items = lines
+            .par_iter()
+            .map(|(no, l)| {
+                serde_json::from_str(l).map_err(|e| {
+                    let why = json_line_error(&e, "record");
+                    anyhow::anyhow!("{}:{no}: {why}", path.display())
+                })
+            })
+            .collect::<Result<Vec<T>>>()?;
+        drop(lines);
+        each(items)?;
+    }
+}

@@ -10,8 +10,8 @@ use std::path::Path;
 /// it; returns the manifest's `world` section.
 pub fn publish_world(tasks: &Path, res: &gtb_resources::Resources) -> Result<serde_json::Value> {
     let dir = tasks.parent().unwrap_or(Path::new("."));
-    let world = World::from_files(tasks, &crate::plans::plans_path(tasks), res)?;
-    let written = gtb_world::write::write_world(dir, &world)?;
+    let plans = crate::plans::plans_path(tasks);
+    let written = gtb_world::write::write_world(dir, tasks, &plans, res)?;
     Ok(written.manifest_section())
 }
 

@@ -20,13 +20,21 @@
 use crate::World;
 use crate::cache::cache_key;
 use crate::names::{city_forms, venue_id};
+use crate::runs::Runs;
+use crate::witness::TaskPlaces;
+use anyhow::Result;
 use gtb_core::task::Task;
 use gtb_resources::CityId;
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-/// Tool → cache key → parameters.
-pub type Calls = BTreeMap<&'static str, BTreeMap<String, Map<String, Value>>>;
+/// Calls as (tool, cache key), gathered in parallel and then added to `Runs`.
+pub type Batch = Vec<(&'static str, String)>;
+
+/// Tasks read at once from a task file.
+const BLOCK: usize = 4096;
 
 fn obj(v: Value) -> Map<String, Value> {
     match v {
@@ -37,11 +45,16 @@ fn obj(v: Value) -> Map<String, Value> {
 
 /// Add a call, unless the release's rules refuse it (a place named like `1933老场坊` reads as
 /// a coordinate to them: the release never looks such a call up).
-fn add(calls: &mut Calls, tool: &'static str, v: Value) {
+fn add(calls: &mut Batch, tool: &'static str, v: Value) {
     let m = obj(v);
     if crate::validate::validate(tool, &m).is_ok() {
-        calls.entry(tool).or_default().insert(cache_key(&m), m);
+        calls.push((tool, cache_key(&m)));
     }
+}
+
+/// Add a batch's calls to the runs.
+pub fn extend(runs: &mut Runs, batch: Batch) -> Result<()> {
+    batch.into_iter().try_for_each(|(tool, key)| runs.add(tool, key))
 }
 
 /// The dates of a task's trip, `YYYY-MM-DD`.
@@ -86,26 +99,35 @@ fn table_words(t: &Task, city: &str) -> BTreeSet<String> {
 }
 
 impl World<'_> {
-    /// Every call gtb pre-populates for the world's tasks (module doc), by tool and key.
-    pub fn calls(&self) -> Calls {
-        let mut calls = Calls::new();
+    /// The calls of a task file (module doc): each task's trips, and each city's searches for
+    /// the words the members' tables name there. The file is read in blocks, never whole.
+    pub fn task_calls(&self, tasks: &Path, runs: &mut Runs) -> Result<()> {
         let mut words: BTreeMap<CityId, BTreeSet<String>> = BTreeMap::new();
-        for t in &self.tasks {
-            for name in t.metadata.cities.iter().chain([&t.metadata.departure_city]) {
-                if let Some(c) = self.city(name) {
-                    words.entry(c).or_default().extend(table_words(t, name));
+        gtb_core::jsonl::read_blocks(tasks, BLOCK, |block: Vec<Task>| {
+            let batch: Batch = block
+                .par_iter()
+                .flat_map_iter(|t| self.trip_calls(t))
+                .collect();
+            for t in &block {
+                for name in t.metadata.cities.iter().chain([&t.metadata.departure_city]) {
+                    if let Some(c) = self.city(name) {
+                        words.entry(c).or_default().extend(table_words(t, name));
+                    }
                 }
             }
-            self.trip_calls(&mut calls, t);
-        }
-        for (&c, w) in &words {
-            self.city_calls(&mut calls, c, w);
-        }
-        self.route_calls(&mut calls);
-        calls
+            extend(runs, batch)
+        })?;
+        let cities: Vec<(&CityId, &BTreeSet<String>)> = words.iter().collect();
+        let batch: Batch = cities
+            .par_iter()
+            .flat_map_iter(|(c, w)| self.city_calls(**c, w))
+            .collect();
+        extend(runs, batch)
     }
 
-    fn city_calls(&self, calls: &mut Calls, c: CityId, words: &BTreeSet<String>) {
+    fn city_calls(&self, c: CityId, words: &BTreeSet<String>) -> Batch {
+        let mut out = Batch::new();
+        let calls = &mut out;
         let city = &self.res.cities[c as usize].name;
         let forms = city_forms(city);
         let mut poi = |v: Value| add(calls, "search_poi", v);
@@ -151,12 +173,15 @@ impl World<'_> {
                 add(calls, "maps_geo", json!({"address": p.name, "city": f}));
             }
         }
+        out
     }
 
     /// Trains, flights and weather of a task's legs and dates.
-    fn trip_calls(&self, calls: &mut Calls, t: &Task) {
+    fn trip_calls(&self, t: &Task) -> Batch {
+        let mut out = Batch::new();
+        let calls = &mut out;
         let Some(hub) = self.city(&t.metadata.departure_city) else {
-            return;
+            return out;
         };
         let cities: Vec<CityId> = t
             .metadata
@@ -196,47 +221,54 @@ impl World<'_> {
                 }
             }
         }
+        out
     }
 
-    /// Routes of the witness plans: each transfer (`city` with and without 市, by car, and
-    /// compared with and without `city`), and each hotel to and from each place.
-    fn route_calls(&self, calls: &mut Calls) {
-        for tp in &self.facts.tasks {
-            let forms = city_forms(&tp.city);
-            let full = &forms[0];
-            let Some(c) = self.city(&tp.city) else {
-                continue;
-            };
-            let place = |x: &String| self.call_place(c, x);
-            for (o, d) in tp.pairs.iter().map(|(o, d)| (place(o), place(d))) {
-                let od = |extra: Value| {
-                    let mut v = json!({"origin": o, "destination": d});
-                    if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
-                        v.extend(e.clone());
-                    }
-                    v
-                };
-                for f in &forms {
-                    add(calls, "plan_route", od(json!({"city": f})));
+    /// Routes of a witness's places in a city: each transfer (`city` with and without 市, by
+    /// car, and compared with and without `city`), and each hotel to and from each place.
+    pub fn place_calls(&self, tp: &TaskPlaces) -> Batch {
+        let mut out = Batch::new();
+        let calls = &mut out;
+        let forms = city_forms(&tp.city);
+        let full = &forms[0];
+        let Some(c) = self.city(&tp.city) else {
+            return out;
+        };
+        let place = |x: &String| self.call_place(c, x);
+        for (o, d) in tp.pairs.iter().map(|(o, d)| (place(o), place(d))) {
+            let od = |extra: Value| {
+                let mut v = json!({"origin": o, "destination": d});
+                if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+                    v.extend(e.clone());
                 }
-                add(
-                    calls,
-                    "plan_route",
-                    od(json!({"city": full, "mode": "driving"})),
-                );
-                add(calls, "compare_routes", od(json!({})));
-                add(calls, "compare_routes", od(json!({"city": full})));
+                v
+            };
+            for f in &forms {
+                add(calls, "plan_route", od(json!({"city": f})));
             }
-            for h in tp.hotels.iter().map(place) {
-                for p in tp.places.iter().map(place) {
-                    for (o, d) in [(&h, &p), (&p, &h)] {
-                        let v = json!({"origin": o, "destination": d, "city": full});
-                        add(calls, "plan_route", v.clone());
-                        add(calls, "compare_routes", v);
-                    }
+            add(
+                calls,
+                "plan_route",
+                od(json!({"city": full, "mode": "driving"})),
+            );
+            add(calls, "compare_routes", od(json!({})));
+            add(calls, "compare_routes", od(json!({"city": full})));
+        }
+        for h in tp.hotels.iter().map(place) {
+            for p in tp.places.iter().map(place) {
+                for (o, d) in [(&h, &p), (&p, &h)] {
+                    let v = json!({"origin": o, "destination": d, "city": full});
+                    add(calls, "plan_route", v.clone());
+                    add(calls, "compare_routes", v);
                 }
             }
         }
+        out
+    }
+
+    /// `search_along_route` for the witnesses' self-drive legs.
+    pub fn along_route_calls(&self) -> Batch {
+        let mut out = Batch::new();
         for (a, b, mode, _) in self.facts.trips.keys() {
             if mode == "自驾" {
                 let (o, d) = (
@@ -245,12 +277,13 @@ impl World<'_> {
                 );
                 for k in ["服务区", "加油站", "餐厅"] {
                     add(
-                        calls,
+                        &mut out,
                         "search_along_route",
                         json!({"origin": o, "destination": d, "keywords": k}),
                     );
                 }
             }
         }
+        out
     }
 }

@@ -25,6 +25,7 @@ pub mod calls;
 pub mod names;
 mod poi;
 mod route;
+pub mod runs;
 mod transport;
 pub mod validate;
 pub mod witness;
@@ -32,8 +33,6 @@ pub mod write;
 
 pub use cache::{Added, add_answers, cache_key, cache_path};
 
-use gtb_core::task::Task;
-use gtb_plan::PlanLine;
 use gtb_resources::{CityId, Resources};
 use gtb_score::PoiDb;
 use names::CityNames;
@@ -121,12 +120,11 @@ impl From<Resources> for ResourcesRef<'static> {
     }
 }
 
-/// A split's world: its resources, tasks and witness plans, indexed for answering.
+/// A split's world: its resources and what its witness plans fix, indexed for answering.
 pub struct World<'a> {
     pub res: ResourcesRef<'a>,
     /// the world's table: real venues and every modelled venue (`PoiDb::with_stand_ins`)
     pub db: PoiDb,
-    pub tasks: Vec<Task>,
     pub facts: witness::Facts,
     cities: CityNames,
     /// venue id → (city, index in `db.city(city)`)
@@ -136,16 +134,16 @@ pub struct World<'a> {
 }
 
 impl<'a> World<'a> {
-    /// The world of resources, tasks and witness lines (a split built with `--no-witness` has
-    /// none: its world answers from the resources alone).
-    pub fn new(
-        res: impl Into<ResourcesRef<'a>>,
-        tasks: Vec<Task>,
-        plans: &[PlanLine],
-    ) -> World<'a> {
+    /// The world of resources and the facts of a split's witnesses (a split built with
+    /// `--no-witness` has none: its world answers from the resources alone).
+    pub fn new(res: impl Into<ResourcesRef<'a>>, facts: witness::Facts) -> World<'a> {
         let res = res.into();
         let db = PoiDb::with_stand_ins(&res);
-        let facts = witness::Facts::of(&res, plans);
+        World::from_parts(res, db, facts)
+    }
+
+    /// `new` with the world's table already built (`PoiDb::with_stand_ins` of `res`).
+    pub fn from_parts(res: ResourcesRef<'a>, db: PoiDb, facts: witness::Facts) -> World<'a> {
         let cities = CityNames::new(&res);
         let mut ids = HashMap::new();
         let mut by_name: HashMap<String, Vec<CityId>> = HashMap::new();
@@ -165,7 +163,6 @@ impl<'a> World<'a> {
         World {
             res,
             db,
-            tasks,
             facts,
             cities,
             ids,
@@ -173,35 +170,19 @@ impl<'a> World<'a> {
         }
     }
 
-    /// The world of a published split folder: its task file (`test.jsonl`, or `<name>.jsonl`
-    /// in a `--splits` folder `<name>/`) and `plans.jsonl` when present, over the resources it
-    /// was built from. The caller loads those resources (a store needs `gtb-store`):
-    /// `gtb_ops::world::open` reads the manifest, loads them and checks that their input
-    /// digests are the manifest's.
+    /// The world of a published split folder: the facts of its `plans.jsonl` (beside its task
+    /// file, `test.jsonl` or `<name>.jsonl` in a `--splits` folder `<name>/`; none when
+    /// absent), over the resources it was built from. The caller loads those resources (a
+    /// store needs `gtb-store`): `gtb_ops::world::open` reads the manifest, loads them and
+    /// checks that their input digests are the manifest's.
     pub fn open(
         split_dir: &std::path::Path,
         res: impl Into<ResourcesRef<'a>>,
     ) -> anyhow::Result<World<'a>> {
-        let tasks = task_file(split_dir)?;
-        World::from_files(&tasks, &tasks.with_file_name("plans.jsonl"), res)
-    }
-
-    /// The world of a task file and its plans file (a missing plans file: no witnesses).
-    pub fn from_files(
-        tasks_path: &std::path::Path,
-        plans_path: &std::path::Path,
-        res: impl Into<ResourcesRef<'a>>,
-    ) -> anyhow::Result<World<'a>> {
-        use anyhow::Context;
-        let bytes = std::fs::read(tasks_path)
-            .with_context(|| format!("reading {}", tasks_path.display()))?;
-        let tasks: Vec<Task> = gtb_core::jsonl::from_jsonl(&bytes, tasks_path)?;
-        let plans: Vec<PlanLine> = match std::fs::read(plans_path) {
-            Ok(b) => gtb_core::jsonl::from_jsonl(&b, plans_path)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", plans_path.display())),
-        };
-        Ok(World::new(res, tasks, &plans))
+        let plans = task_file(split_dir)?.with_file_name("plans.jsonl");
+        let res = res.into();
+        let facts = witness::Facts::read(&res, &plans, |_| Ok(()))?;
+        Ok(World::new(res, facts))
     }
 
     /// The answer to a call, exactly the string the cache stores for it. The parameters are

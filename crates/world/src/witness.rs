@@ -3,9 +3,13 @@
 //! and mode), so that the tool answers carry exactly the figures the witnesses use.
 
 use crate::names::minutes;
-use gtb_plan::{Activity, Plan, PlanLine, Segment};
+use gtb_plan::{Activity, Plan, Segment};
 use gtb_resources::{CityId, Resources};
+use rayon::prelude::*;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// A leg on a date by a mode: (from, to, mode, date).
 pub type LegKey = (CityId, CityId, String, String);
@@ -22,8 +26,6 @@ pub struct Facts {
     pub transfers: BTreeMap<PairKey, (u32, String)>,
     /// the places the witnesses name per city: sights, meals, hotels and terminals
     pub places: BTreeMap<String, BTreeSet<String>>,
-    /// per task: (city, places in visiting order, hotels)
-    pub tasks: Vec<TaskPlaces>,
 }
 
 /// The places one witness uses in one city, in plan order.
@@ -43,23 +45,51 @@ pub fn span(a: &str, b: &str) -> Option<u32> {
     Some(if b >= a { b - a } else { b + 24 * 60 - a })
 }
 
+/// A line of `plans.jsonl` as the world reads it: a line whose plan is not one (a task
+/// without a witness has none) fixes nothing.
+#[derive(Deserialize)]
+struct WitnessLine {
+    task_id: String,
+    #[serde(default)]
+    plan: Option<Box<RawValue>>,
+}
+
+impl WitnessLine {
+    fn plan(&self) -> Option<Plan> {
+        serde_json::from_str(self.plan.as_ref()?.get()).ok()
+    }
+}
+
+/// Plan lines read at once when streaming a plans file.
+const BLOCK: usize = 4096;
+
 impl Facts {
-    /// The facts of a split's plan lines (lines without a plan give none).
-    pub fn of(res: &Resources, lines: &[PlanLine]) -> Facts {
+    /// The facts of a plans file, read in blocks (a missing file: none). `each` gets the
+    /// places of each block's witnesses, in file order, and the file is never held whole.
+    pub fn read(
+        res: &Resources,
+        path: &Path,
+        mut each: impl FnMut(Vec<TaskPlaces>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Facts> {
         let mut f = Facts::default();
-        for line in lines {
-            let Some(plan) = line.plan.as_ref() else {
-                continue;
-            };
-            let Ok(plan) = serde_json::from_value::<Plan>(plan.clone()) else {
-                continue;
-            };
-            f.add_plan(res, &line.task_id, &plan);
+        if !path.exists() {
+            return Ok(f);
         }
-        f
+        gtb_core::jsonl::read_blocks(path, BLOCK, |lines: Vec<WitnessLine>| {
+            let plans: Vec<Option<Plan>> = lines.par_iter().map(WitnessLine::plan).collect();
+            let mut places = Vec::new();
+            for (line, plan) in lines.iter().zip(&plans) {
+                if let Some(plan) = plan {
+                    places.extend(f.add_plan(res, &line.task_id, plan));
+                }
+            }
+            each(places)
+        })?;
+        Ok(f)
     }
 
-    fn add_plan(&mut self, res: &Resources, task_id: &str, plan: &Plan) {
+    /// Add a witness's facts; returns the places it uses, per city.
+    fn add_plan(&mut self, res: &Resources, task_id: &str, plan: &Plan) -> Vec<TaskPlaces> {
         let mut per_city: BTreeMap<String, TaskPlaces> = BTreeMap::new();
         for day in &plan.days {
             for seg in &day.city_segments {
@@ -94,7 +124,7 @@ impl Facts {
                 }
             }
         }
-        self.tasks.extend(per_city.into_values());
+        per_city.into_values().collect()
     }
 
     fn add_activity(&mut self, city: &str, a: &Activity, tp: &mut TaskPlaces) {

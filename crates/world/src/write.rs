@@ -8,6 +8,8 @@
 //! files and the resources, so a merged split's world is byte-identical to the unsharded one.
 
 use crate::cache::cache_path;
+use crate::runs::{Keys, Runs, params_of};
+use crate::witness::Facts;
 use crate::{MAX_ANSWER_CHARS, TOOLS, World};
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
@@ -42,15 +44,30 @@ impl Written {
     }
 }
 
-/// Write the world of a split into `split_dir` (module doc); returns what was written. One
-/// tool at a time (`write_cache`).
-pub fn write_world(split_dir: &Path, world: &World) -> Result<Written> {
+/// Write the world of a published task file and its plans file (absent: no witnesses) into
+/// `split_dir` (module doc); returns what was written. Both files are streamed: the plans
+/// once for the witnesses' facts and the calls of their places, the tasks once for their
+/// trips and words; the calls' keys go through `Runs`, and each tool's file is answered and
+/// written in key order (`write_cache`), so memory stays bounded at any number of tasks.
+pub fn write_world(
+    split_dir: &Path,
+    tasks: &Path,
+    plans: &Path,
+    res: &gtb_resources::Resources,
+) -> Result<Written> {
+    let mut runs = Runs::new(split_dir);
+    let bare = World::new(res, Facts::default());
+    let facts = Facts::read(res, plans, |places| {
+        let batch = places.par_iter().flat_map_iter(|tp| bare.place_calls(tp)).collect();
+        crate::calls::extend(&mut runs, batch)
+    })?;
+    let world = World::from_parts(bare.res, bare.db, facts);
+    crate::calls::extend(&mut runs, world.along_route_calls())?;
+    world.task_calls(tasks, &mut runs)?;
     let mut written = Written::default();
-    let mut calls = world.calls();
     for tool in TOOLS {
         let path = cache_path(split_dir, tool);
-        let tool_calls = calls.remove(tool).unwrap_or_default();
-        let (file, longest) = write_cache(world, tool, &tool_calls, split_dir, &path)?;
+        let (file, longest) = write_cache(&world, tool, runs.keys(tool)?, split_dir, &path)?;
         written.longest_answer = written.longest_answer.max(longest);
         written.files.push(file);
     }
@@ -61,21 +78,21 @@ pub fn write_world(split_dir: &Path, world: &World) -> Result<Written> {
     Ok(written)
 }
 
-/// Write a tool's cache file (`cache_bytes`' bytes): its calls answered in key-ordered batches,
-/// each in parallel, and written and hashed as they go, so that a 100,000-task world never
-/// holds a tool's answers or its file at once. Returns the file's figure and the longest
+/// Write a tool's cache file (`cache_bytes`' bytes) from its keys in order: answered in
+/// batches, each in parallel, and written and hashed as they go, so that a 100,000-task world
+/// never holds a tool's answers or its file at once. Returns the file's figure and the longest
 /// answer.
 fn write_cache(
     world: &World,
     tool: &'static str,
-    calls: &std::collections::BTreeMap<String, serde_json::Map<String, Value>>,
+    keys: Keys,
     split_dir: &Path,
     path: &Path,
 ) -> Result<((String, String, usize, usize), usize)> {
     use sha2::Digest;
     const BATCH: usize = 4096;
-    let list: Vec<(&String, &serde_json::Map<String, Value>)> = calls.iter().collect();
-    let (mut sha, mut bytes, mut longest) = (sha2::Sha256::default(), 0usize, 0usize);
+    let (mut sha, mut bytes, mut longest, mut entries) = (sha2::Sha256::default(), 0, 0, 0);
+    let mut keys = keys.peekable();
     gtb_core::digest::write_streaming_atomic(path, |w| {
         let mut put = |b: &[u8]| -> Result<()> {
             w.write_all(b)?;
@@ -83,19 +100,22 @@ fn write_cache(
             bytes += b.len();
             Ok(())
         };
-        for (bi, batch) in list.chunks(BATCH).enumerate() {
+        while keys.peek().is_some() {
+            let batch: Vec<String> = keys.by_ref().take(BATCH).collect::<Result<_>>()?;
+            let first = entries;
             let answered: Vec<(usize, Vec<u8>)> = batch
                 .par_iter()
                 .enumerate()
-                .map(|(j, (k, p))| {
+                .map(|(j, k)| {
                     let a = world
-                        .answer(tool, p)
+                        .answer(tool, &params_of(k)?)
                         .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
                     let mut out = Vec::with_capacity(a.len() + k.len() + 8);
-                    crate::cache::push_entry(&mut out, bi == 0 && j == 0, k, &a);
+                    crate::cache::push_entry(&mut out, first + j == 0, k, &a);
                     Ok((a.chars().count(), out))
                 })
                 .collect::<Result<_>>()?;
+            entries += batch.len();
             for (chars, entry) in answered {
                 if chars > MAX_ANSWER_CHARS {
                     bail!("{tool}: an answer of {chars} characters (at most {MAX_ANSWER_CHARS})");
@@ -104,10 +124,10 @@ fn write_cache(
                 put(&entry)?;
             }
         }
-        put(crate::cache::close(list.len()))
+        put(crate::cache::close(entries))
     })?;
     let sha = gtb_core::digest::hex(&sha.finalize());
-    let file = (relative(split_dir, path), sha, list.len(), bytes);
+    let file = (relative(split_dir, path), sha, entries, bytes);
     Ok((file, longest))
 }
 
