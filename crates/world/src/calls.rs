@@ -54,7 +54,9 @@ fn add(calls: &mut Batch, tool: &'static str, v: Value) {
 
 /// Add a batch's calls to the runs.
 pub fn extend(runs: &mut Runs, batch: Batch) -> Result<()> {
-    batch.into_iter().try_for_each(|(tool, key)| runs.add(tool, key))
+    batch
+        .into_iter()
+        .try_for_each(|(tool, key)| runs.add(tool, key))
 }
 
 /// The dates of a task's trip, `YYYY-MM-DD`.

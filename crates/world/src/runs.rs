@@ -105,8 +105,11 @@ impl Runs {
             return Ok(Keys::Memory(t.keys.into_iter()));
         }
         if !t.keys.is_empty() {
-            let path = cache_path(&self.split_dir, t.tool)
-                .with_file_name(format!("{}_cache.run{}", t.tool, t.files.len()));
+            let path = cache_path(&self.split_dir, t.tool).with_file_name(format!(
+                "{}_cache.run{}",
+                t.tool,
+                t.files.len()
+            ));
             let tmp = TempPath::beside(&path);
             write_run(tmp.path(), std::mem::take(&mut t.keys))?;
             t.files.push(tmp);
@@ -235,7 +238,9 @@ mod tests {
     #[test]
     fn issue27_keys_are_the_same_however_often_they_spill() {
         let dir = tempfile::tempdir().unwrap();
-        let keys: Vec<String> = (0..500).map(|i| format!("k{:03}", (i * 37) % 211)).collect();
+        let keys: Vec<String> = (0..500)
+            .map(|i| format!("k{:03}", (i * 37) % 211))
+            .collect();
         let mut want = keys.clone();
         want.sort();
         want.dedup();

@@ -58,7 +58,10 @@ pub fn write_world(
     let mut runs = Runs::new(split_dir);
     let bare = World::new(res, Facts::default());
     let facts = Facts::read(res, plans, |places| {
-        let batch = places.par_iter().flat_map_iter(|tp| bare.place_calls(tp)).collect();
+        let batch = places
+            .par_iter()
+            .flat_map_iter(|tp| bare.place_calls(tp))
+            .collect();
         crate::calls::extend(&mut runs, batch)
     })?;
     let world = World::from_parts(bare.res, bare.db, facts);
