@@ -74,9 +74,13 @@ impl Drop for TempPath {
 }
 
 /// A buffered file writer whose errors name the file (a full disk says where it was full).
+/// A large file is pushed to disk as it grows ([`Writeback`]), so that `finish` waits for the
+/// last stretch only.
 pub struct FileWriter {
     w: std::io::BufWriter<std::fs::File>,
     path: PathBuf,
+    written: u64,
+    writeback: Writeback,
 }
 
 impl FileWriter {
@@ -86,6 +90,8 @@ impl FileWriter {
         Ok(FileWriter {
             w: std::io::BufWriter::with_capacity(1 << 20, f),
             path: path.to_path_buf(),
+            written: 0,
+            writeback: Writeback::default(),
         })
     }
     fn named(&self, e: std::io::Error) -> std::io::Error {
@@ -94,6 +100,7 @@ impl FileWriter {
     /// Flush and fsync.
     pub fn finish(mut self) -> Result<()> {
         self.flush()?;
+        self.writeback.stop();
         self.w.get_ref().sync_all().ok();
         Ok(())
     }
@@ -101,10 +108,69 @@ impl FileWriter {
 
 impl Write for FileWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.w.write(buf).map_err(|e| self.named(e))
+        let n = self.w.write(buf).map_err(|e| self.named(e))?;
+        self.written += n as u64;
+        let in_file = self.written - self.w.buffer().len() as u64;
+        self.writeback.grown(self.w.get_ref(), in_file);
+        Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.w.flush().map_err(|e| self.named(e))
+    }
+}
+
+/// Writeback while a file is written: each [`Writeback::STRETCH`] bytes, a thread of the
+/// writer's own syncs a handle of the file (skipped while it is still at the previous one).
+/// The final fsync of a 500 MB task file then waits for the last stretch, not for all of it
+/// (0.5 s of a 100,000-task build, twice, before).
+#[derive(Default)]
+struct Writeback {
+    /// bytes in the file when the last sync was asked for
+    asked_at: u64,
+    tx: Option<std::sync::mpsc::SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writeback {
+    const STRETCH: u64 = 32 << 20;
+
+    /// The file holds `in_file` bytes: ask for a sync once another stretch is in.
+    fn grown(&mut self, file: &std::fs::File, in_file: u64) {
+        if in_file < self.asked_at + Self::STRETCH {
+            return;
+        }
+        self.asked_at = in_file;
+        if self.tx.is_none() {
+            // no handle, no early writeback: `finish` syncs all of it as before
+            let Ok(handle) = file.try_clone() else { return };
+            let (tx, rx) = std::sync::mpsc::sync_channel::<()>(1);
+            let thread = std::thread::Builder::new()
+                .name("writeback".into())
+                .spawn(move || {
+                    while rx.recv().is_ok() {
+                        handle.sync_data().ok();
+                    }
+                });
+            let Ok(thread) = thread else { return };
+            (self.tx, self.thread) = (Some(tx), Some(thread));
+        }
+        if let Some(tx) = &self.tx {
+            tx.try_send(()).ok();
+        }
+    }
+
+    /// Let the thread finish its sync and end.
+    fn stop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            t.join().ok();
+        }
+    }
+}
+
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

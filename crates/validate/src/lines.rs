@@ -54,6 +54,35 @@ pub struct Terms {
     /// keyed by the first two characters (the second `\0` for a one-character term): a
     /// line is scanned at every character, so the lists tried there must be short
     by_first: HashMap<(char, char), Vec<(String, Sense)>>,
+    /// the keys of `by_first`, as a filter asked first
+    keys: KeyBits,
+}
+
+/// A 4,096-bit filter of the keys a [`Terms`] holds. A line is scanned at every character
+/// against three or four sets, and most characters start no term of a set: the map is asked
+/// only where the key's bit is set.
+#[derive(Debug)]
+struct KeyBits(Box<[u64; 64]>);
+
+impl Default for KeyBits {
+    fn default() -> Self {
+        KeyBits(Box::new([0; 64]))
+    }
+}
+
+impl KeyBits {
+    fn bit((a, b): (char, char)) -> usize {
+        let h = (a as u32).wrapping_mul(0x9E37_79B9) ^ (b as u32).wrapping_mul(0x85EB_CA6B);
+        (h >> 20) as usize
+    }
+    fn insert(&mut self, key: (char, char)) {
+        let i = Self::bit(key);
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    fn may_hold(&self, key: (char, char)) -> bool {
+        let i = Self::bit(key);
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
 }
 
 /// The key of a term or of the text at a position: its first two characters.
@@ -68,6 +97,7 @@ impl Terms {
         let Some(key) = key2(surface) else {
             return;
         };
+        self.keys.insert(key);
         let list = self.by_first.entry(key).or_default();
         match list.iter_mut().find(|(s, _)| s == surface) {
             Some((_, known)) => known.merge(&sense),
@@ -90,6 +120,9 @@ impl Terms {
     fn longest_at(&self, text: &str) -> Option<(usize, &Sense)> {
         let (first, second) = key2(text)?;
         let fits = |key| {
+            if !self.keys.may_hold(key) {
+                return None;
+            }
             self.by_first
                 .get(&key)?
                 .iter()

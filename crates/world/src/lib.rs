@@ -8,9 +8,12 @@
 //!   exact string stored in the cache for that call).
 //! * `cache` has the release's key (`cache_key`), the canonical bytes of a cache file and
 //!   `add_answers` (for `gtb tools fill`).
-//! * `calls` lists the calls gtb pre-populates for a split; `write` writes
-//!   `sandbox_cache/<tool>_cache.json` and `poi2category/all_poi_by_city.json` and the
-//!   manifest's `world` section.
+//! * `calls` lists the calls gtb pre-populates for a split, read from the task and plans files
+//!   block by block (the world holds no tasks); `runs` collects their cache keys per tool,
+//!   sorted and unique, spilling sorted runs beside the cache past 64 MiB and merging them (an
+//!   external sort), so that a split's world is written in memory that does not grow with it;
+//!   `write` writes `sandbox_cache/<tool>_cache.json` and `poi2category/all_poi_by_city.json`
+//!   and the manifest's `world` section.
 //! * `validate` restates the release's parameter rules.
 //!
 //! One world (the rule chosen for the stand-ins): the world's table is the resources' real
