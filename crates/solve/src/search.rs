@@ -44,12 +44,18 @@ pub struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
+    /// Room each piece's cache starts with: most searches simulate a piece a few dozen
+    /// times, and growing from empty rehashed it five times (3.5 % of the solver's time).
+    const CACHE_START: usize = 64;
+
     pub fn new(inst: &'a Instance<'a>, frame: &'a Frame, budget: usize) -> Self {
         Search {
             inst,
             frame,
             budget,
-            cache: vec![FxHashMap::default(); frame.pieces.len()],
+            cache: (0..frame.pieces.len())
+                .map(|_| FxHashMap::with_capacity_and_hasher(Self::CACHE_START, Default::default()))
+                .collect(),
         }
     }
 
