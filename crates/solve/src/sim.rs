@@ -315,7 +315,8 @@ impl Run<'_> {
     }
 
     fn slot(&mut self, slot: &Slot) -> bool {
-        let mut ends = Vec::new();
+        // when the last working team is done (0: nobody works)
+        let mut until = 0;
         let teams = slot.parts();
         for &(mask, item) in teams.iter().filter(|(m, i)| *m != 0 && *i != Item::Rest) {
             let target = match item {
@@ -341,9 +342,8 @@ impl Run<'_> {
             for i in self.members(mask) {
                 self.clock[i] = end;
             }
-            ends.push(end);
+            until = until.max(end);
         }
-        let until = ends.iter().copied().max().unwrap_or(0);
         for &(mask, _) in teams.iter().filter(|(m, i)| *m != 0 && *i == Item::Rest) {
             let from = self.members(mask).map(|i| self.clock[i]).max().unwrap_or(0);
             if until > from {
@@ -369,30 +369,33 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
         Anchor::Hotel => Place::Hotel,
         Anchor::Terminal(leg) => Place::Terminal(leg),
     };
-    let mut run = Run {
-        inst,
-        frame,
-        piece: p,
-        loc: [start_at; MAX_MEMBERS],
-        clock: [p.start; MAX_MEMBERS],
-        out: PieceEval {
-            ok: false,
-            members: [MemberPiece::default(); MAX_MEMBERS],
-            split: 0,
-            stand_ins: 0,
-            // a transfer and an activity per team and slot, the way to the end, the hotel
-            acts: Vec::with_capacity(program.len() * 4 + 2),
-        },
+    let mut out = PieceEval {
+        ok: false,
+        members: [MemberPiece::default(); MAX_MEMBERS],
+        split: 0,
+        stand_ins: 0,
+        acts: Vec::new(),
     };
+    // the meals the piece needs, checked before anything is allocated
     for kind in [MealKind::Lunch, MealKind::Dinner] {
         let has = program.iter().any(|s| {
             s.items()
                 .any(|i| matches!(i, Item::Meal(_, k) if k == kind))
         });
         if p.need(kind) == Need::Required && !has || p.need(kind) == Need::No && has {
-            return run.out;
+            return out;
         }
     }
+    // a transfer and an activity per team and slot, the way to the end, the hotel
+    out.acts.reserve_exact(program.len() * 4 + 2);
+    let mut run = Run {
+        inst,
+        frame,
+        piece: p,
+        loc: [start_at; MAX_MEMBERS],
+        clock: [p.start; MAX_MEMBERS],
+        out,
+    };
     for s in program {
         if !run.slot(s) {
             return run.out;
@@ -414,14 +417,18 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
             mask: inst.all,
         });
     }
-    let parts: Vec<(u32, u32, Mask)> = run
-        .out
-        .acts
-        .iter()
-        .filter(|a| a.mask != inst.all && a.kind != ActKind::Hotel)
-        .map(|a| (a.start, a.end, a.mask))
-        .collect();
-    run.out.split = split_penalty(&parts, |a, b| a & b == 0);
+    let apart = |a: &&Act| a.mask != inst.all && a.kind != ActKind::Hotel;
+    // fewer than two acts apart cost nothing (most pieces keep the group together)
+    if run.out.acts.iter().filter(apart).nth(1).is_some() {
+        let parts: Vec<(u32, u32, Mask)> = run
+            .out
+            .acts
+            .iter()
+            .filter(apart)
+            .map(|a| (a.start, a.end, a.mask))
+            .collect();
+        run.out.split = split_penalty(&parts, |a, b| a & b == 0);
+    }
     run.out.ok = true;
     run.out
 }
