@@ -15,6 +15,7 @@ mod reachability;
 pub mod report;
 pub mod scalars;
 pub mod strategies;
+mod terms;
 
 use gtb_core::config::Config;
 use gtb_core::task::Task;
