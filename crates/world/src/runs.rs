@@ -75,14 +75,7 @@ impl Runs {
     /// Every tool's buffered keys to a new run file each.
     fn spill(&mut self) -> Result<()> {
         for t in &mut self.tools {
-            if t.keys.is_empty() {
-                continue;
-            }
-            let name = format!("{}_cache.run{}", t.tool, t.files.len());
-            let path = cache_path(&self.split_dir, t.tool).with_file_name(name);
-            let tmp = TempPath::beside(&path);
-            write_run(tmp.path(), std::mem::take(&mut t.keys))?;
-            t.files.push(tmp);
+            t.spill(&self.split_dir)?;
         }
         self.buffered = 0;
         Ok(())
@@ -104,17 +97,22 @@ impl Runs {
             sort_unique(&mut t.keys);
             return Ok(Keys::Memory(t.keys.into_iter()));
         }
-        if !t.keys.is_empty() {
-            let path = cache_path(&self.split_dir, t.tool).with_file_name(format!(
-                "{}_cache.run{}",
-                t.tool,
-                t.files.len()
-            ));
-            let tmp = TempPath::beside(&path);
-            write_run(tmp.path(), std::mem::take(&mut t.keys))?;
-            t.files.push(tmp);
-        }
+        t.spill(&self.split_dir)?;
         Merge::open(t.files).map(Keys::Merged)
+    }
+}
+
+impl ToolRuns {
+    /// The buffered keys (if any) to a new run file.
+    fn spill(&mut self, split_dir: &Path) -> Result<()> {
+        if self.keys.is_empty() {
+            return Ok(());
+        }
+        let name = format!("{}_cache.run{}", self.tool, self.files.len());
+        let tmp = TempPath::beside(&cache_path(split_dir, self.tool).with_file_name(name));
+        write_run(tmp.path(), std::mem::take(&mut self.keys))?;
+        self.files.push(tmp);
+        Ok(())
     }
 }
 
