@@ -142,11 +142,6 @@ impl<'a> World<'a> {
     pub fn new(res: impl Into<ResourcesRef<'a>>, facts: witness::Facts) -> World<'a> {
         let res = res.into();
         let db = PoiDb::with_stand_ins(&res);
-        World::from_parts(res, db, facts)
-    }
-
-    /// `new` with the world's table already built (`PoiDb::with_stand_ins` of `res`).
-    pub fn from_parts(res: ResourcesRef<'a>, db: PoiDb, facts: witness::Facts) -> World<'a> {
         let cities = CityNames::new(&res);
         let mut ids = HashMap::new();
         let mut by_name: HashMap<String, Vec<CityId>> = HashMap::new();

@@ -56,15 +56,15 @@ pub fn write_world(
     res: &gtb_resources::Resources,
 ) -> Result<Written> {
     let mut runs = Runs::new(split_dir);
-    let bare = World::new(res, Facts::default());
-    let facts = Facts::read(res, plans, |places| {
+    // the places' calls need no facts: the world takes them once the plans are read
+    let mut world = World::new(res, Facts::default());
+    world.facts = Facts::read(res, plans, |places| {
         let batch = places
             .par_iter()
-            .flat_map_iter(|tp| bare.place_calls(tp))
+            .flat_map_iter(|tp| world.place_calls(tp))
             .collect();
         crate::calls::extend(&mut runs, batch)
     })?;
-    let world = World::from_parts(bare.res, bare.db, facts);
     crate::calls::extend(&mut runs, world.along_route_calls())?;
     world.task_calls(tasks, &mut runs)?;
     let mut written = Written::default();
