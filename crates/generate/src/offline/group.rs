@@ -61,23 +61,15 @@ fn scrub_city_clashes(
     let n = tables.len();
     for (city, &cid) in city_names.iter().zip(&ctx.cities) {
         for i in 0..n {
-            let others = || (0..n).filter(move |&j| j != i);
-            let musts_v: Vec<String> = others()
-                .flat_map(|j| {
-                    tables[j].1.city_specific_preferences[city]
-                        .attractions
-                        .must_visit
-                        .clone()
-                })
-                .collect();
-            let musts_f: Vec<String> = others()
-                .flat_map(|j| {
-                    tables[j].1.city_specific_preferences[city]
-                        .food
-                        .must_eat
-                        .clone()
-                })
-                .collect();
+            // a list of every other member's preferences for the city
+            let others = |list: fn(&CityPref) -> &Vec<String>| -> Vec<String> {
+                (0..n)
+                    .filter(|&j| j != i)
+                    .flat_map(|j| list(&tables[j].1.city_specific_preferences[city]).clone())
+                    .collect()
+            };
+            let musts_v = others(|c| &c.attractions.must_visit);
+            let musts_f = others(|c| &c.food.must_eat);
             let cp = city_pref(tables, i, city);
             cp.attractions
                 .reject_visit
