@@ -7,7 +7,7 @@ use super::instance::{Instance, Mask};
 use super::model::{self, MealKind, up5};
 
 /// Where a piece starts or ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Anchor {
     Hotel,
     /// the terminal of a leg (arrival or departure)
@@ -15,7 +15,7 @@ pub enum Anchor {
 }
 
 /// Whether a meal belongs in a piece.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Need {
     /// the piece spans the meal's whole window: the plan has it
     Required,

@@ -28,7 +28,7 @@ use gtb_resources::Resources;
 use gtb_score::{PlanScore, PoiDb, score_plan};
 use instance::Instance;
 pub use proof::NoWitness;
-use search::{Eval, Field, Search, State};
+use search::{Eval, Field, Search, Sims, State};
 
 /// How much searching a task gets (piece simulations).
 #[derive(Debug, Clone, Copy)]
@@ -143,15 +143,22 @@ impl<'a> Solver<'a> {
         proof::must_visits(&inst).map_err(NoWitness::Infeasible)?;
         proof::must_eats(&inst).map_err(NoWitness::Infeasible)?;
         let frames = self.frames(&inst, &all)?;
+        let mut sims = Sims::default();
         // scout every frame briefly, then search the most promising deeply
         let mut scouted: Vec<(usize, Eval)> = (0..frames.len())
-            .map(|k| (k, self.search(&inst, &frames[k], self.effort.scout).eval))
+            .map(|k| {
+                let st = Search::new(&inst, &frames[k], self.effort.scout, &mut sims).run();
+                (k, st.eval)
+            })
             .collect();
         scouted.sort_by(|a, b| b.1.key().cmp(&a.1.key()).then(a.0.cmp(&b.0)));
         let mut finals: Vec<(usize, State)> = scouted
             .iter()
             .take(self.effort.finalists)
-            .map(|&(k, _)| (k, self.search(&inst, &frames[k], self.effort.deep)))
+            .map(|&(k, _)| {
+                let st = Search::new(&inst, &frames[k], self.effort.deep, &mut sims).run();
+                (k, st)
+            })
             .collect();
         finals.sort_by(|a, b| b.1.eval.key().cmp(&a.1.eval.key()).then(a.0.cmp(&b.0)));
         let mut why = String::new();
@@ -168,10 +175,6 @@ impl<'a> Solver<'a> {
             }
         }
         Err(NoWitness::Exhausted(why))
-    }
-
-    fn search(&self, inst: &Instance, frame: &Frame, budget: usize) -> State {
-        Search::new(inst, frame, budget).run()
     }
 
     /// The frames worth searching: every allocation of the nights with the best mode

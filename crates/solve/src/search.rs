@@ -5,12 +5,14 @@
 //! Plans are compared by `eval` (breaches, compromises, utility, stand-ins, money spent).
 //! The utility is the release's, under the members' original preferences.
 //!
-//! A piece's program is simulated once per search: the search revisits the same candidates
-//! round after round (a move in one piece leaves the others' candidates as they were), so a
-//! simulation is kept by (piece, program) and shared (`Rc`). The budget still counts every
+//! A piece's program is simulated once per task: the search revisits the same candidates
+//! round after round (a move in one piece leaves the others' candidates as they were), and the
+//! frames of a task share most of their pieces (a full day in a city is the same piece whatever
+//! the other cities' nights or the legs' modes), so a simulation is kept by (the piece's
+//! signature, program) in the task's `Sims` and shared (`Rc`). The budget still counts every
 //! candidate tried, cached or not, so the search takes the same path as without the cache.
 
-use super::frame::{Frame, Need};
+use super::frame::{Anchor, Frame, Need, Piece};
 use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
 use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
@@ -34,39 +36,107 @@ impl State {
     }
 }
 
-pub struct Search<'a> {
+/// All that a piece's simulation reads of its frame (`sim::simulate`): its day, city, times,
+/// ends and meals, and the mode of each leg it starts or ends at. Pieces of two frames with
+/// the same signature simulate every program alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Signature {
+    day: usize,
+    dest: usize,
+    start: u32,
+    end_limit: u32,
+    ends: [(Anchor, &'static str); 2],
+    meals: [Need; 2],
+}
+
+impl Signature {
+    fn of(inst: &Instance, frame: &Frame, p: &Piece) -> Signature {
+        let end = |a: Anchor| match a {
+            Anchor::Hotel => (a, ""),
+            Anchor::Terminal(leg) => (a, frame.mode(inst, leg)),
+        };
+        Signature {
+            day: p.day,
+            dest: p.dest,
+            start: p.start,
+            end_limit: p.end_limit,
+            ends: [end(p.start_at), end(p.end_at)],
+            meals: [p.lunch, p.dinner],
+        }
+    }
+}
+
+/// A task's simulations, shared by the searches of all its frames: per piece signature, the
+/// programs simulated so far.
+#[derive(Default)]
+pub struct Sims {
+    signatures: FxHashMap<Signature, usize>,
+    by_program: Vec<FxHashMap<Vec<Slot>, Rc<PieceEval>>>,
+}
+
+impl Sims {
+    /// Room each signature's cache starts with: a search simulates a piece a few dozen
+    /// times at least, and growing from empty rehashed it five times (3.5 % of the solver).
+    const CACHE_START: usize = 64;
+
+    /// The cache of each of a frame's pieces.
+    fn caches_of(&mut self, inst: &Instance, frame: &Frame) -> Vec<usize> {
+        let pieces = frame.pieces.iter();
+        pieces
+            .map(|p| {
+                let next = self.by_program.len();
+                let k = *self
+                    .signatures
+                    .entry(Signature::of(inst, frame, p))
+                    .or_insert(next);
+                if k == next {
+                    let start =
+                        FxHashMap::with_capacity_and_hasher(Self::CACHE_START, Default::default());
+                    self.by_program.push(start);
+                }
+                k
+            })
+            .collect()
+    }
+}
+
+pub struct Search<'a, 's> {
     pub inst: &'a Instance<'a>,
     pub frame: &'a Frame,
     /// piece simulations left (a deterministic bound on the work per frame)
     pub budget: usize,
-    /// per piece: the simulations so far, by program
-    cache: Vec<FxHashMap<Vec<Slot>, Rc<PieceEval>>>,
+    sims: &'s mut Sims,
+    /// per piece: its cache in `sims`
+    cache_of: Vec<usize>,
 }
 
-impl<'a> Search<'a> {
-    /// Room each piece's cache starts with: most searches simulate a piece a few dozen
-    /// times, and growing from empty rehashed it five times (3.5 % of the solver's time).
-    const CACHE_START: usize = 64;
-
-    pub fn new(inst: &'a Instance<'a>, frame: &'a Frame, budget: usize) -> Self {
+impl<'a, 's> Search<'a, 's> {
+    pub fn new(
+        inst: &'a Instance<'a>,
+        frame: &'a Frame,
+        budget: usize,
+        sims: &'s mut Sims,
+    ) -> Self {
+        let cache_of = sims.caches_of(inst, frame);
         Search {
             inst,
             frame,
             budget,
-            cache: (0..frame.pieces.len())
-                .map(|_| FxHashMap::with_capacity_and_hasher(Self::CACHE_START, Default::default()))
-                .collect(),
+            sims,
+            cache_of,
         }
     }
 
-    /// A piece's program simulated (once per search; every call counts against the budget).
+    /// A piece's program simulated (once per task and signature; every call counts against
+    /// the budget).
     fn sim(&mut self, piece: usize, program: &[Slot]) -> Rc<PieceEval> {
         self.budget = self.budget.saturating_sub(1);
-        if let Some(ev) = self.cache[piece].get(program) {
+        let cache = &mut self.sims.by_program[self.cache_of[piece]];
+        if let Some(ev) = cache.get(program) {
             return Rc::clone(ev);
         }
         let ev = Rc::new(simulate(self.inst, self.frame, piece, program));
-        self.cache[piece].insert(program.to_vec(), Rc::clone(&ev));
+        cache.insert(program.to_vec(), Rc::clone(&ev));
         ev
     }
 
