@@ -8,11 +8,12 @@
 //!
 //! The search ranks thousands of candidates per frame, so the rank has a path of its own
 //! (`rank`) that allocates nothing: it runs the same member walk as `evaluate`, with the broken
-//! fields tallied (`Breaks`) instead of listed.
+//! fields tallied (`Breaks`) instead of listed. Candidates for one piece are ranked by
+//! `Partial`: the plan's sums over the other pieces, kept once, plus the candidate's own.
 
-use super::frame::Frame;
+use super::frame::{Frame, Piece};
 use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS};
-use super::sim::PieceEval;
+use super::sim::{MemberPiece, PieceEval};
 use gtb_core::task::Intensity;
 use gtb_score::compromise::MAX_PER_USER;
 use std::rc::Rc;
@@ -76,26 +77,18 @@ impl Eval {
 
 const BREACH: i64 = 1000;
 
-/// The pieces' simulations of a plan: the state's, with at most one piece's replaced by a
-/// candidate's.
+/// The pieces' simulations of a plan (a candidate for one piece is ranked by `Partial`).
 #[derive(Clone, Copy)]
 pub struct Pieces<'e> {
     pub base: &'e [Rc<PieceEval>],
-    pub swap: Option<(usize, &'e PieceEval)>,
 }
 
 impl<'e> Pieces<'e> {
     pub fn of(base: &'e [Rc<PieceEval>]) -> Self {
-        Pieces { base, swap: None }
+        Pieces { base }
     }
     fn iter(self) -> impl Iterator<Item = &'e PieceEval> {
-        self.base
-            .iter()
-            .enumerate()
-            .map(move |(p, e)| match self.swap {
-                Some((q, ev)) if q == p => ev,
-                _ => &**e,
-            })
+        self.base.iter().map(|e| &**e)
     }
 }
 
@@ -142,15 +135,27 @@ impl Tally {
     }
 }
 
-/// Stand-in venues and split penalty of the pieces and nights (the members aside).
-fn plan_terms(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Eval {
-    let mut e = Eval::default();
-    for p in pieces.iter() {
+impl Eval {
+    /// A piece's share of the plan's terms (the members aside).
+    fn add_piece(&mut self, p: &PieceEval) {
         if !p.ok {
-            e.breach += 1_000_000;
+            self.breach += 1_000_000;
         }
-        e.split += p.split;
-        e.stand_ins += p.stand_ins as i64;
+        self.split += p.split;
+        self.stand_ins += p.stand_ins as i64;
+    }
+}
+
+/// Stand-in venues and split penalty of the pieces and nights (the members aside).
+fn plan_terms<'e>(
+    inst: &Instance,
+    frame: &Frame,
+    hotels: &[usize],
+    pieces: impl Iterator<Item = &'e PieceEval>,
+) -> Eval {
+    let mut e = Eval::default();
+    for p in pieces {
+        e.add_piece(p);
     }
     // nights at a stand-in hotel count like meals at a stand-in venue
     e.stand_ins += frame
@@ -163,7 +168,7 @@ fn plan_terms(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) 
 
 /// Score a plan from its pieces' evaluations.
 pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Eval {
-    let mut e = plan_terms(inst, frame, hotels, pieces);
+    let mut e = plan_terms(inst, frame, hotels, pieces.iter());
     for (i, m) in inst.members.iter().enumerate() {
         let mut broken = Vec::new();
         let mut me = member_eval(inst, frame, hotels, pieces, i, &mut broken);
@@ -185,22 +190,84 @@ pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces
 
 /// `evaluate(..).key()` without building the evaluation.
 pub fn rank(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Key {
-    let mut e = plan_terms(inst, frame, hotels, pieces);
+    let mut e = plan_terms(inst, frame, hotels, pieces.iter());
     for (i, m) in inst.members.iter().enumerate() {
         let mut tally = Tally::default();
         let me = member_eval(inst, frame, hotels, pieces, i, &mut tally);
-        let (breach, compromises) = tally.charge(m.firm);
-        e.breach += breach;
-        e.compromises += compromises;
-        e.total += me.value;
-        e.cost += me.cost as i64;
+        e.add_member(&me, tally.charge(m.firm));
     }
     e.total -= e.split;
     e.key()
 }
 
+impl Eval {
+    fn add_member(&mut self, me: &MemberEval, (breach, compromises): (i64, i64)) {
+        self.breach += breach;
+        self.compromises += compromises;
+        self.total += me.value;
+        self.cost += me.cost as i64;
+    }
+}
+
+/// A plan's terms summed over every piece but one, so that the candidates for that piece are
+/// ranked by adding their own terms alone: `rank` of the plan with the piece swapped, in
+/// time that does not grow with the other pieces.
+pub struct Partial {
+    pub piece: usize,
+    terms: Eval,
+    members: Vec<(MemberEval, Covered)>,
+}
+
+impl Partial {
+    pub fn new(
+        inst: &Instance,
+        frame: &Frame,
+        hotels: &[usize],
+        base: &[Rc<PieceEval>],
+        piece: usize,
+    ) -> Partial {
+        let others = || {
+            let all = frame.pieces.iter().zip(base).enumerate();
+            all.filter(move |(q, _)| *q != piece).map(|(_, pe)| pe)
+        };
+        let terms = plan_terms(inst, frame, hotels, others().map(|(_, e)| &**e));
+        let members = (0..inst.n())
+            .map(|i| {
+                let mut me = member_start(inst, frame, hotels, i);
+                let mut c = Covered::default();
+                for (p, ev) in others() {
+                    me.add_piece(&mut c, p, &ev.members[i]);
+                }
+                (me, c)
+            })
+            .collect();
+        Partial {
+            piece,
+            terms,
+            members,
+        }
+    }
+
+    /// `rank` of the plan with this piece's simulation `ev`.
+    pub fn rank(&self, inst: &Instance, frame: &Frame, ev: &PieceEval) -> Key {
+        let mut e = self.terms.clone();
+        e.add_piece(ev);
+        let p = &frame.pieces[self.piece];
+        for (i, m) in inst.members.iter().enumerate() {
+            let (mut me, mut c) = self.members[i].clone();
+            me.add_piece(&mut c, p, &ev.members[i]);
+            let mut tally = Tally::default();
+            member_finish(inst, frame, i, &mut me, &c, &mut tally);
+            e.add_member(&me, tally.charge(m.firm));
+        }
+        e.total -= e.split;
+        e.key()
+    }
+}
+
 /// What a member's pieces cover per destination: the must and reject sights and must dishes
 /// (bit sets over the member's lists) and whether a rejected dish is eaten.
+#[derive(Clone, Default)]
 struct Covered {
     must: [u32; MAX_DESTINATIONS],
     reject: [u32; MAX_DESTINATIONS],
@@ -218,7 +285,17 @@ fn member_eval(
     i: usize,
     broken: &mut impl Breaks,
 ) -> MemberEval {
-    let g = &inst.members[i].pref.global_constraints;
+    let mut me = member_start(inst, frame, hotels, i);
+    let mut covered = Covered::default();
+    for (p, ev) in frame.pieces.iter().zip(pieces.iter()) {
+        me.add_piece(&mut covered, p, &ev.members[i]);
+    }
+    member_finish(inst, frame, i, &mut me, &covered, broken);
+    me
+}
+
+/// Member `i`'s transport terms and fares, and hotels.
+fn member_start(inst: &Instance, frame: &Frame, hotels: &[usize], i: usize) -> MemberEval {
     let mut me = MemberEval {
         value: frame.transport_value[i] as i64,
         cost: frame.fare,
@@ -229,8 +306,21 @@ fn member_eval(
         me.value += h.value[i] as i64;
         me.cost += h.price;
     }
-    let covered = me.add_pieces(frame, pieces, i);
-    me.add_places(inst, i, &covered, broken);
+    me
+}
+
+/// What member `i`'s pieces add up to: the places covered, the intensity caps, the budget
+/// and the transport fields.
+fn member_finish(
+    inst: &Instance,
+    frame: &Frame,
+    i: usize,
+    me: &mut MemberEval,
+    covered: &Covered,
+    broken: &mut impl Breaks,
+) {
+    let g = &inst.members[i].pref.global_constraints;
+    me.add_places(inst, i, covered, broken);
     me.add_intensity(&g.intensity, inst.days as usize, broken);
     if g.avg_budget > 0 && me.cost > g.avg_budget {
         me.value -= 2;
@@ -243,31 +333,20 @@ fn member_eval(
         let legs = frame.rejected[i].count_ones() as i64;
         broken.push(Field::TransportReject, BREACH * legs);
     }
-    me
 }
 
 impl MemberEval {
-    /// Add member `i`'s share of every piece (value, meals paid, attractions and active
-    /// minutes per day) and return what the pieces cover per destination.
-    fn add_pieces(&mut self, frame: &Frame, pieces: Pieces, i: usize) -> Covered {
-        let mut c = Covered {
-            must: [0; MAX_DESTINATIONS],
-            reject: [0; MAX_DESTINATIONS],
-            eat: [0; MAX_DESTINATIONS],
-            reject_eat: [false; MAX_DESTINATIONS],
-        };
-        for (p, ev) in frame.pieces.iter().zip(pieces.iter()) {
-            let mp = &ev.members[i];
-            self.value += mp.value as i64;
-            self.cost += mp.food;
-            c.must[p.dest] |= mp.must;
-            c.reject[p.dest] |= mp.reject;
-            c.eat[p.dest] |= mp.must_eat;
-            c.reject_eat[p.dest] |= mp.reject_eat;
-            self.pois[p.day] += mp.pois;
-            self.active[p.day] += mp.active;
-        }
-        c
+    /// Add member `i`'s share `mp` of piece `p`: value, meals paid, attractions and active
+    /// minutes of its day, and what it covers of its destination.
+    fn add_piece(&mut self, c: &mut Covered, p: &Piece, mp: &MemberPiece) {
+        self.value += mp.value as i64;
+        self.cost += mp.food;
+        c.must[p.dest] |= mp.must;
+        c.reject[p.dest] |= mp.reject;
+        c.eat[p.dest] |= mp.must_eat;
+        c.reject_eat[p.dest] |= mp.reject_eat;
+        self.pois[p.day] += mp.pois;
+        self.active[p.day] += mp.active;
     }
 
     /// Per destination: ±2 per must / rejected sight seen (once each), and the must sights

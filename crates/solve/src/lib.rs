@@ -261,7 +261,12 @@ impl<'a> Solver<'a> {
             ));
         }
         let compromises = output::compromises(inst, st, &plan, &plain.violations);
-        let score = score_plan(inst.task, &value, &compromises, self.db);
+        // without compromises the scorer's inputs are those it just scored
+        let score = if compromises.is_empty() {
+            plain.clone()
+        } else {
+            score_plan(inst.task, &value, &compromises, self.db)
+        };
         if !score.validity.valid || !score.violations.is_empty() {
             let first = score
                 .validity

@@ -16,10 +16,12 @@ use super::frame::{Anchor, Frame, Need, Piece};
 use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
 use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hash::BuildHasher;
 use std::rc::Rc;
 
-pub use super::eval::{Eval, Field, Key, MemberEval, Pieces, evaluate, rank};
+pub use super::eval::{Eval, Field, Key, MemberEval, Partial, Pieces, evaluate, rank};
 
 #[derive(Clone)]
 pub struct State {
@@ -71,13 +73,20 @@ impl Signature {
 #[derive(Default)]
 pub struct Sims {
     signatures: FxHashMap<Signature, usize>,
-    by_program: Vec<FxHashMap<Vec<Slot>, Rc<PieceEval>>>,
+    by_program: Vec<HashTable<Simulated>>,
+}
+
+/// A program simulated, with its hash.
+struct Simulated {
+    hash: u64,
+    program: Box<[Slot]>,
+    eval: Rc<PieceEval>,
 }
 
 impl Sims {
-    /// Room each signature's cache starts with: a search simulates a piece a few dozen
-    /// times at least, and growing from empty rehashed it five times (3.5 % of the solver).
-    const CACHE_START: usize = 64;
+    /// Room each signature's cache starts with: the searches of a task simulate a piece
+    /// hundreds of times, and growing from empty rehashed it at every doubling.
+    const CACHE_START: usize = 256;
 
     /// The cache of each of a frame's pieces.
     fn caches_of(&mut self, inst: &Instance, frame: &Frame) -> Vec<usize> {
@@ -90,8 +99,7 @@ impl Sims {
                     .entry(Signature::of(inst, frame, p))
                     .or_insert(next);
                 if k == next {
-                    let start =
-                        FxHashMap::with_capacity_and_hasher(Self::CACHE_START, Default::default());
+                    let start = HashTable::with_capacity(Self::CACHE_START);
                     self.by_program.push(start);
                 }
                 k
@@ -132,21 +140,19 @@ impl<'a, 's> Search<'a, 's> {
     fn sim(&mut self, piece: usize, program: &[Slot]) -> Rc<PieceEval> {
         self.budget = self.budget.saturating_sub(1);
         let cache = &mut self.sims.by_program[self.cache_of[piece]];
-        if let Some(ev) = cache.get(program) {
-            return Rc::clone(ev);
+        let hash = FxBuildHasher.hash_one(program);
+        let same = |s: &Simulated| s.hash == hash && *s.program == *program;
+        if let Some(s) = cache.find(hash, same) {
+            return Rc::clone(&s.eval);
         }
-        let ev = Rc::new(simulate(self.inst, self.frame, piece, program));
-        cache.insert(program.to_vec(), Rc::clone(&ev));
-        ev
-    }
-
-    /// The rank of `st` with one piece's simulation replaced.
-    fn rank_with(&self, st: &State, piece: usize, ev: &PieceEval) -> Key {
-        let pieces = Pieces {
-            base: &st.evals,
-            swap: Some((piece, ev)),
+        let eval = Rc::new(simulate(self.inst, self.frame, piece, program));
+        let entry = Simulated {
+            hash,
+            program: program.into(),
+            eval: Rc::clone(&eval),
         };
-        rank(self.inst, self.frame, &st.hotels, pieces)
+        cache.insert_unique(hash, entry, |s| s.hash);
+        eval
     }
 
     /// The best joint meal option of a destination for a start: no member who cannot yield
@@ -286,6 +292,8 @@ impl<'a, 's> Search<'a, 's> {
     fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Vec<Slot>)>) -> bool {
         let mut best: Option<(Key, usize, Rc<PieceEval>, Vec<Slot>)> = None;
         let mut bar = st.eval.key();
+        // per piece, the state's terms without it (built at its first candidate)
+        let mut partials: Vec<Option<Partial>> = (0..st.evals.len()).map(|_| None).collect();
         for (p, prog) in candidates {
             if self.budget == 0 {
                 break;
@@ -294,7 +302,10 @@ impl<'a, 's> Search<'a, 's> {
             if !ev.ok {
                 continue;
             }
-            let k = self.rank_with(st, p, &ev);
+            let (inst, frame) = (self.inst, self.frame);
+            let partial = partials[p]
+                .get_or_insert_with(|| Partial::new(inst, frame, &st.hotels, &st.evals, p));
+            let k = partial.rank(inst, frame, &ev);
             if k > bar {
                 bar = k;
                 best = Some((k, p, ev, prog));
