@@ -195,19 +195,25 @@ impl<'a> World<'a> {
             tool: tool.to_string(),
             message,
         })?;
-        let v = match tool {
+        Ok(self.answer_valid(tool, params))
+    }
+
+    /// `answer` of a call of a known tool whose parameters have passed `validate` (the
+    /// pre-populated calls are checked as they are gathered: `calls::add`).
+    pub(crate) fn answer_valid(&self, tool: &str, params: &Map<String, Value>) -> String {
+        let answer: poi::Answer = match tool {
             "search_poi" => self.search_poi(params),
-            "get_poi_detail" => self.poi_detail(params),
-            "maps_geo" => self.geo(params),
+            "get_poi_detail" => self.poi_detail(params).into(),
+            "maps_geo" => self.geo(params).into(),
             "travel_search_trains" => self.trains(params),
             "travel_search_flights" => self.flights(params),
-            "plan_route" => self.plan_route(params),
-            "compare_routes" => self.compare_routes(params),
-            "search_along_route" => route::along_route(params),
-            "maps_weather" => route::weather(params),
-            _ => route::web_search(params),
+            "plan_route" => self.plan_route(params).into(),
+            "compare_routes" => self.compare_routes(params).into(),
+            "search_along_route" => route::along_route(params).into(),
+            "maps_weather" => route::weather(params).into(),
+            _ => route::web_search(params).into(),
         };
-        Ok(serde_json::to_string(&v).expect("a JSON value serialises"))
+        answer.text()
     }
 
     /// The cities where a venue or a witness place has exactly this name (ascending).

@@ -120,7 +120,7 @@ impl World<'_> {
         Value::Object(m)
     }
 
-    pub(crate) fn search_poi(&self, p: &Map<String, Value>) -> Value {
+    pub(crate) fn search_poi(&self, p: &Map<String, Value>) -> Answer {
         let (kw, city_name) = (
             param(p, "keywords").unwrap_or(""),
             param(p, "city").unwrap_or(""),
@@ -129,7 +129,8 @@ impl World<'_> {
             return no_data(
                 &[("city", city_name.into()), ("keywords", kw.into())],
                 "该城市不在本数据集的世界中（gtb只有目的地和出发城市的数据）",
-            );
+            )
+            .into();
         };
         let city = &self.res.cities[c as usize].name;
         let parts: Vec<&str> = kw
@@ -305,19 +306,45 @@ impl World<'_> {
     }
 }
 
+/// A tool's answer: a JSON value, or the text of one already serialised (`fit`).
+pub(crate) enum Answer {
+    Value(Value),
+    Text(String),
+}
+
+impl From<Value> for Answer {
+    fn from(v: Value) -> Self {
+        Answer::Value(v)
+    }
+}
+
+impl Answer {
+    /// The answer as the cache stores it.
+    pub(crate) fn text(self) -> String {
+        match self {
+            Answer::Value(v) => serde_json::to_string(&v).expect("a JSON value serialises"),
+            Answer::Text(t) => t,
+        }
+    }
+}
+
 /// `head` with `items` under `key`, dropping items from the end while the JSON is longer than
-/// `MAX_ANSWER_CHARS` (then `shown` says how many are left).
-pub(crate) fn fit(mut head: Value, key: &str, mut items: Vec<Value>) -> Value {
+/// `MAX_ANSWER_CHARS` (then `shown` says how many are left): the answer's text, serialised
+/// once for its length and kept.
+pub(crate) fn fit(mut head: Value, key: &str, items: Vec<Value>) -> Answer {
     let full = items.len();
+    head[key] = Value::Array(items);
     loop {
-        head[key] = Value::Array(items.clone());
-        if full != items.len() {
-            head["shown"] = items.len().into();
+        let shown = head[key].as_array().map_or(0, Vec::len);
+        if full != shown {
+            head["shown"] = shown.into();
         }
-        let n = serde_json::to_string(&head).map_or(0, |s| s.chars().count());
-        if n <= MAX_ANSWER_CHARS || items.is_empty() {
-            return head;
+        let text = serde_json::to_string(&head).expect("a JSON value serialises");
+        if text.chars().count() <= MAX_ANSWER_CHARS || shown == 0 {
+            return Answer::Text(text);
         }
-        items.pop();
+        if let Some(items) = head[key].as_array_mut() {
+            items.pop();
+        }
     }
 }

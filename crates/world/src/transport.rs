@@ -5,7 +5,7 @@
 //! date), and the answers say so.
 
 use crate::names::{minutes, small_hash};
-use crate::poi::fit;
+use crate::poi::{Answer, fit};
 use crate::{World, no_data, param};
 use gtb_resources::{CityId, TransportOption};
 use serde_json::{Map, Value, json};
@@ -96,22 +96,22 @@ impl World<'_> {
             _ => format!("GT{h}"),
         };
         let arrive = s.depart + o.minutes;
-        let mut v = Value::Object(Map::new());
-        v[if flight { "flight_no" } else { "train_no" }] = number.into();
-        let rest = json!({
-            "type": o.mode,
-            "depart": gtb_plan::hhmm(s.depart),
-            "arrive": gtb_plan::hhmm(arrive),
-            "minutes": o.minutes,
-            "price": o.fare,
-        });
-        for (k, x) in rest.as_object().into_iter().flatten() {
-            v[k.as_str()] = x.clone();
+        let mut v = Map::with_capacity(7);
+        let fields: [(&str, Value); 6] = [
+            (if flight { "flight_no" } else { "train_no" }, number.into()),
+            ("type", o.mode.into()),
+            ("depart", gtb_plan::hhmm(s.depart).into()),
+            ("arrive", gtb_plan::hhmm(arrive).into()),
+            ("minutes", o.minutes.into()),
+            ("price", o.fare.into()),
+        ];
+        for (k, x) in fields {
+            v.insert(k.to_string(), x);
         }
         if arrive >= 24 * 60 {
-            v["arrive_day_offset"] = (arrive / (24 * 60)).into();
+            v.insert("arrive_day_offset".into(), (arrive / (24 * 60)).into());
         }
-        v
+        Value::Object(v)
     }
 
     /// What every service of a mode shares beyond its times: the changes on the way (`via`,
@@ -130,10 +130,10 @@ impl World<'_> {
         }
     }
 
-    fn timetable(&self, p: &Map<String, Value>, modes: &[&str], flight: bool) -> Value {
+    fn timetable(&self, p: &Map<String, Value>, modes: &[&str], flight: bool) -> Answer {
         let (a, b, date) = match self.leg(p) {
             Ok(x) => x,
-            Err(v) => return v,
+            Err(v) => return v.into(),
         };
         let mut list = self.services(a, b, &date, modes);
         let bound = |k: &str| param(p, k).and_then(minutes);
@@ -173,7 +173,8 @@ impl World<'_> {
                     ("date", date.into()),
                 ],
                 &format!("gtb的交通表中没有符合条件的{what}"),
-            );
+            )
+            .into();
         }
         let mut head = json!({"status": "ok", "origin": from, "destination": to, "date": date,
             "total": list.len(), "schedule": TIMETABLE_NOTE});
@@ -185,11 +186,11 @@ impl World<'_> {
         fit(head, if flight { "flights" } else { "trains" }, items)
     }
 
-    pub(crate) fn trains(&self, p: &Map<String, Value>) -> Value {
+    pub(crate) fn trains(&self, p: &Map<String, Value>) -> Answer {
         self.timetable(p, &["高铁", "火车"], false)
     }
 
-    pub(crate) fn flights(&self, p: &Map<String, Value>) -> Value {
+    pub(crate) fn flights(&self, p: &Map<String, Value>) -> Answer {
         self.timetable(p, &["飞机"], true)
     }
 }

@@ -83,19 +83,18 @@ pub fn write_world(
 
 /// Write a tool's cache file (`cache_bytes`' bytes) from its keys in order: answered in
 /// batches, each in parallel, and written and hashed as they go, so that a 100,000-task world
-/// never holds a tool's answers or its file at once. Returns the file's figure and the longest
+/// never holds a tool's answers or its file at once. A batch is answered while the one before
+/// it is written and the next one's keys are read. Returns the file's figure and the longest
 /// answer.
 fn write_cache(
     world: &World,
     tool: &'static str,
-    keys: Keys,
+    mut keys: Keys,
     split_dir: &Path,
     path: &Path,
 ) -> Result<((String, String, usize, usize), usize)> {
     use sha2::Digest;
-    const BATCH: usize = 4096;
     let (mut sha, mut bytes, mut longest, mut entries) = (sha2::Sha256::default(), 0, 0, 0);
-    let mut keys = keys.peekable();
     gtb_core::digest::write_streaming_atomic(path, |w| {
         let mut put = |b: &[u8]| -> Result<()> {
             w.write_all(b)?;
@@ -103,35 +102,66 @@ fn write_cache(
             bytes += b.len();
             Ok(())
         };
-        while keys.peek().is_some() {
-            let batch: Vec<String> = keys.by_ref().take(BATCH).collect::<Result<_>>()?;
+        let mut batch = next_batch(&mut keys)?;
+        let mut written: Vec<Answered> = Vec::new();
+        while !batch.is_empty() || !written.is_empty() {
             let first = entries;
-            let answered: Vec<(usize, Vec<u8>)> = batch
-                .par_iter()
-                .enumerate()
-                .map(|(j, k)| {
-                    let a = world
-                        .answer(tool, &params_of(k)?)
-                        .map_err(|e| anyhow::anyhow!("pre-populated call {tool} {k}: {e}"))?;
-                    let mut out = Vec::with_capacity(a.len() + k.len() + 8);
-                    crate::cache::push_entry(&mut out, first + j == 0, k, &a);
-                    Ok((a.chars().count(), out))
-                })
-                .collect::<Result<_>>()?;
-            entries += batch.len();
-            for (chars, entry) in answered {
-                if chars > MAX_ANSWER_CHARS {
-                    bail!("{tool}: an answer of {chars} characters (at most {MAX_ANSWER_CHARS})");
+            let (answered, next) = std::thread::scope(|s| -> Result<_> {
+                let answering = s.spawn(|| answer_batch(world, tool, &batch, first));
+                for (chars, entry) in written.drain(..) {
+                    if chars > MAX_ANSWER_CHARS {
+                        bail!(
+                            "{tool}: an answer of {chars} characters (at most {MAX_ANSWER_CHARS})"
+                        );
+                    }
+                    longest = longest.max(chars);
+                    put(&entry)?;
                 }
-                longest = longest.max(chars);
-                put(&entry)?;
-            }
+                let next = next_batch(&mut keys)?;
+                let answered = answering
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                Ok((answered, next))
+            })?;
+            entries += batch.len();
+            written = answered;
+            batch = next;
         }
         put(crate::cache::close(entries))
     })?;
     let sha = gtb_core::digest::hex(&sha.finalize());
     let file = (relative(split_dir, path), sha, entries, bytes);
     Ok((file, longest))
+}
+
+/// An answered call: the answer's length in characters and the cache file's entry.
+type Answered = (usize, Vec<u8>);
+
+/// The next keys to answer (empty at the end).
+fn next_batch(keys: &mut Keys) -> Result<Vec<String>> {
+    const BATCH: usize = 4096;
+    keys.by_ref().take(BATCH).collect()
+}
+
+/// A batch of calls answered in parallel, as the cache file's entries (`first`: the index of
+/// the batch's first call in the file).
+fn answer_batch(
+    world: &World,
+    tool: &'static str,
+    batch: &[String],
+    first: usize,
+) -> Result<Vec<Answered>> {
+    batch
+        .par_iter()
+        .enumerate()
+        .map(|(j, k)| {
+            // every key was validated as it was gathered (`calls::add`)
+            let a = world.answer_valid(tool, &params_of(k)?);
+            let mut out = Vec::with_capacity(a.len() + k.len() + 8);
+            crate::cache::push_entry(&mut out, first + j == 0, k, &a);
+            Ok((a.chars().count(), out))
+        })
+        .collect()
 }
 
 fn figure(
