@@ -11,6 +11,7 @@
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,14 +24,30 @@ pub type CacheFile = BTreeMap<String, String>;
 /// The release's cache key of a call (module doc). Nested objects have their keys sorted too
 /// (`sort_keys=True`); numbers are written as serde_json writes them, which is Python's form for
 /// integers and for the floats agents send (`5.0`, `0.5`).
+///
+/// Written as serde_json writes the list of `[key, value]` pairs, without building the list:
+/// a world gathers millions of keys.
 pub fn cache_key(params: &Map<String, Value>) -> String {
-    let mut pairs: Vec<(&String, Value)> = params.iter().map(|(k, v)| (k, sorted(v))).collect();
+    let mut pairs: Vec<(&String, &Value)> = params.iter().collect();
     pairs.sort_by(|a, b| a.0.cmp(b.0));
-    let list: Vec<Value> = pairs
-        .into_iter()
-        .map(|(k, v)| Value::Array(vec![Value::String(k.clone()), v]))
-        .collect();
-    serde_json::to_string(&list).expect("a JSON value serialises")
+    let mut out = Vec::with_capacity(96);
+    out.push(b'[');
+    for (i, (k, v)) in pairs.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        let value = match v {
+            Value::Object(_) | Value::Array(_) => Cow::Owned(sorted(v)),
+            _ => Cow::Borrowed(v),
+        };
+        serde_json::to_writer(&mut out, k).expect("a string serialises");
+        out.push(b',');
+        serde_json::to_writer(&mut out, &*value).expect("a JSON value serialises");
+        out.push(b']');
+    }
+    out.push(b']');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// A value with the keys of every object in sorted order.
