@@ -53,17 +53,28 @@ struct Signature {
 
 impl Signature {
     fn of(inst: &Instance, frame: &Frame, p: &Piece) -> Signature {
+        // every field: a field added to `Piece` must be weighed here
+        let Piece {
+            day,
+            dest,
+            start,
+            start_at,
+            end_at,
+            end_limit,
+            lunch,
+            dinner,
+        } = *p;
         let end = |a: Anchor| match a {
             Anchor::Hotel => (a, ""),
             Anchor::Terminal(leg) => (a, frame.mode(inst, leg)),
         };
         Signature {
-            day: p.day,
-            dest: p.dest,
-            start: p.start,
-            end_limit: p.end_limit,
-            ends: [end(p.start_at), end(p.end_at)],
-            meals: [p.lunch, p.dinner],
+            day,
+            dest,
+            start,
+            end_limit,
+            ends: [end(start_at), end(end_at)],
+            meals: [lunch, dinner],
         }
     }
 }
