@@ -73,6 +73,21 @@ impl Eval {
     pub fn better(&self, other: &Eval) -> bool {
         self.key() > other.key()
     }
+    /// A piece's share of the plan's terms (the members aside).
+    fn add_piece(&mut self, p: &PieceEval) {
+        if !p.ok {
+            self.breach += 1_000_000;
+        }
+        self.split += p.split;
+        self.stand_ins += p.stand_ins as i64;
+    }
+    /// A member's share: utility, spending, and the (breach, compromises) of their tally.
+    fn add_member(&mut self, me: &MemberEval, (breach, compromises): (i64, i64)) {
+        self.breach += breach;
+        self.compromises += compromises;
+        self.total += me.value;
+        self.cost += me.cost as i64;
+    }
 }
 
 const BREACH: i64 = 1000;
@@ -135,17 +150,6 @@ impl Tally {
     }
 }
 
-impl Eval {
-    /// A piece's share of the plan's terms (the members aside).
-    fn add_piece(&mut self, p: &PieceEval) {
-        if !p.ok {
-            self.breach += 1_000_000;
-        }
-        self.split += p.split;
-        self.stand_ins += p.stand_ins as i64;
-    }
-}
-
 /// Stand-in venues and split penalty of the pieces and nights (the members aside).
 fn plan_terms<'e>(
     inst: &Instance,
@@ -200,20 +204,11 @@ pub fn rank(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) ->
     e.key()
 }
 
-impl Eval {
-    fn add_member(&mut self, me: &MemberEval, (breach, compromises): (i64, i64)) {
-        self.breach += breach;
-        self.compromises += compromises;
-        self.total += me.value;
-        self.cost += me.cost as i64;
-    }
-}
-
 /// A plan's terms summed over every piece but one, so that the candidates for that piece are
 /// ranked by adding their own terms alone: `rank` of the plan with the piece swapped, in
 /// time that does not grow with the other pieces.
 pub struct Partial {
-    pub piece: usize,
+    piece: usize,
     terms: Eval,
     members: Vec<(MemberEval, Covered)>,
 }

@@ -143,22 +143,18 @@ impl<'a> Solver<'a> {
         proof::must_visits(&inst).map_err(NoWitness::Infeasible)?;
         proof::must_eats(&inst).map_err(NoWitness::Infeasible)?;
         let frames = self.frames(&inst, &all)?;
+        // the searches of all frames share the task's simulations
         let mut sims = Sims::default();
+        let mut search = |k: usize, budget| Search::new(&inst, &frames[k], budget, &mut sims).run();
         // scout every frame briefly, then search the most promising deeply
         let mut scouted: Vec<(usize, Eval)> = (0..frames.len())
-            .map(|k| {
-                let st = Search::new(&inst, &frames[k], self.effort.scout, &mut sims).run();
-                (k, st.eval)
-            })
+            .map(|k| (k, search(k, self.effort.scout).eval))
             .collect();
         scouted.sort_by(|a, b| b.1.key().cmp(&a.1.key()).then(a.0.cmp(&b.0)));
         let mut finals: Vec<(usize, State)> = scouted
             .iter()
             .take(self.effort.finalists)
-            .map(|&(k, _)| {
-                let st = Search::new(&inst, &frames[k], self.effort.deep, &mut sims).run();
-                (k, st)
-            })
+            .map(|&(k, _)| (k, search(k, self.effort.deep)))
             .collect();
         finals.sort_by(|a, b| b.1.eval.key().cmp(&a.1.eval.key()).then(a.0.cmp(&b.0)));
         let mut why = String::new();
