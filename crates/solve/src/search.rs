@@ -79,6 +79,34 @@ impl Signature {
     }
 }
 
+/// A candidate: one edit of a piece's program. The search tries thousands a frame, so a
+/// candidate is built into one reused buffer when it is tried (`Edit::apply`) rather than
+/// cloned out of the program up front.
+#[derive(Debug, Clone, Copy)]
+enum Edit {
+    Insert(usize, Slot),
+    Set(usize, Slot),
+    Remove(usize),
+    /// swap slot `k` with the one before it
+    Swap(usize),
+}
+
+impl Edit {
+    /// `program` with the edit made, into `out`.
+    fn apply(self, program: &[Slot], out: &mut Vec<Slot>) {
+        out.clear();
+        out.extend_from_slice(program);
+        match self {
+            Edit::Insert(k, slot) => out.insert(k, slot),
+            Edit::Set(k, slot) => out[k] = slot,
+            Edit::Remove(k) => {
+                out.remove(k);
+            }
+            Edit::Swap(k) => out.swap(k - 1, k),
+        }
+    }
+}
+
 /// A task's simulations, shared by the searches of all its frames: per piece signature, the
 /// programs simulated so far.
 #[derive(Default)]
@@ -127,6 +155,8 @@ pub struct Search<'a, 's> {
     sims: &'s mut Sims,
     /// per piece: its cache in `sims`
     cache_of: Vec<usize>,
+    /// the candidate being tried (`Edit::apply`)
+    scratch: Vec<Slot>,
 }
 
 impl<'a, 's> Search<'a, 's> {
@@ -143,6 +173,7 @@ impl<'a, 's> Search<'a, 's> {
             budget,
             sims,
             cache_of,
+            scratch: Vec::new(),
         }
     }
 
@@ -293,22 +324,24 @@ impl<'a, 's> Search<'a, 's> {
         (v, e)
     }
 
-    /// Try candidate programs for a piece; keep the best if it beats `st`.
-    fn try_programs(&mut self, st: &mut State, piece: usize, candidates: Vec<Vec<Slot>>) -> bool {
-        let pairs = candidates.into_iter().map(|prog| (piece, prog)).collect();
+    /// Try candidate edits of one piece's program; keep the best if it beats `st`.
+    fn try_programs(&mut self, st: &mut State, piece: usize, candidates: Vec<Edit>) -> bool {
+        let pairs = candidates.into_iter().map(|e| (piece, e)).collect();
         self.try_anywhere(st, pairs)
     }
 
-    /// Try candidate (piece, program) pairs over the whole plan; keep the best improvement.
-    fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Vec<Slot>)>) -> bool {
-        let mut best: Option<(Key, usize, Rc<PieceEval>, Vec<Slot>)> = None;
+    /// Try candidate (piece, edit) pairs over the whole plan; keep the best improvement.
+    fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Edit)>) -> bool {
+        let mut best: Option<(Key, usize, Rc<PieceEval>, Edit)> = None;
+        let mut prog = std::mem::take(&mut self.scratch);
         let mut bar = st.eval.key();
         // per piece, the state's terms without it (built at its first candidate)
         let mut partials: Vec<Option<Partial>> = (0..st.evals.len()).map(|_| None).collect();
-        for (p, prog) in candidates {
+        for (p, edit) in candidates {
             if self.budget == 0 {
                 break;
             }
+            edit.apply(&st.programs[p], &mut prog);
             let ev = self.sim(p, &prog);
             if !ev.ok {
                 continue;
@@ -319,11 +352,14 @@ impl<'a, 's> Search<'a, 's> {
             let k = partial.rank(inst, frame, &ev);
             if k > bar {
                 bar = k;
-                best = Some((k, p, ev, prog));
+                best = Some((k, p, ev, edit));
             }
         }
+        self.scratch = prog;
         match best {
-            Some((_, p, ev, prog)) => {
+            Some((_, p, ev, edit)) => {
+                let mut prog = Vec::with_capacity(st.programs[p].len() + 1);
+                edit.apply(&st.programs[p], &mut prog);
                 st.programs[p] = prog;
                 st.evals[p] = ev;
                 st.eval = evaluate(self.inst, self.frame, &st.hotels, st.pieces());
@@ -334,14 +370,13 @@ impl<'a, 's> Search<'a, 's> {
     }
 
     /// Every program of `piece` with `slot` inserted somewhere.
-    fn insertions(&self, st: &State, piece: usize, slot: Slot) -> Vec<(usize, Vec<Slot>)> {
-        (0..=st.programs[piece].len())
-            .map(|k| {
-                let mut c = st.programs[piece].clone();
-                c.insert(k, slot);
-                (piece, c)
-            })
-            .collect()
+    fn insertions(
+        &self,
+        st: &State,
+        piece: usize,
+        slot: Slot,
+    ) -> impl Iterator<Item = Edit> + use<> {
+        (0..=st.programs[piece].len()).map(move |k| Edit::Insert(k, slot))
     }
 
     /// A slot that serves uncovered must_visit items: the sight most members still need
@@ -427,7 +462,7 @@ impl<'a, 's> Search<'a, 's> {
         for dest in 0..self.inst.dest.len() {
             for slot in self.must_slots(st, dest) {
                 for p in self.pieces_of(dest) {
-                    cands.extend(self.insertions(st, p, slot));
+                    cands.extend(self.insertions(st, p, slot).map(|e| (p, e)));
                 }
             }
         }
@@ -504,9 +539,7 @@ impl<'a, 's> Search<'a, 's> {
             let dest = self.frame.pieces[p].dest;
             for k in 0..st.programs[p].len() {
                 if let Some(slot) = self.must_eat_slot(st, dest, &st.programs[p][k]) {
-                    let mut c = st.programs[p].clone();
-                    c[k] = slot;
-                    cands.push((p, c));
+                    cands.push((p, Edit::Set(k, slot)));
                 }
             }
         }
@@ -536,7 +569,7 @@ impl<'a, 's> Search<'a, 's> {
                 }
                 for slot in slots {
                     for p in self.pieces_of(dest) {
-                        cands.extend(self.insertions(st, p, slot));
+                        cands.extend(self.insertions(st, p, slot).map(|e| (p, e)));
                     }
                 }
             }
@@ -596,21 +629,14 @@ impl<'a, 's> Search<'a, 's> {
                         }
                     }
                 }
-                let mut cands: Vec<Vec<Slot>> = Vec::new();
+                let mut cands: Vec<Edit> = Vec::with_capacity(alts.len() + 1);
                 if meal_kind.is_none() {
-                    let mut c = st.programs[p].clone();
-                    c.remove(k);
-                    cands.push(c);
+                    cands.push(Edit::Remove(k));
                 }
-                for a in alts {
-                    let mut c = st.programs[p].clone();
-                    if a.idle() {
-                        c.remove(k);
-                    } else {
-                        c[k] = a;
-                    }
-                    cands.push(c);
-                }
+                cands.extend(alts.into_iter().map(|a| match a.idle() {
+                    true => Edit::Remove(k),
+                    false => Edit::Set(k, a),
+                }));
                 if self.try_programs(st, p, cands) {
                     changed = true;
                 }
@@ -646,7 +672,6 @@ impl<'a, 's> Search<'a, 's> {
                 let cands = slots
                     .into_iter()
                     .flat_map(|s| self.insertions(st, p, s))
-                    .map(|c| c.1)
                     .collect();
                 if self.try_programs(st, p, cands) {
                     changed = true;
@@ -749,13 +774,7 @@ impl<'a, 's> Search<'a, 's> {
     fn reorder(&mut self, st: &mut State) -> bool {
         let mut changed = false;
         for p in 0..st.programs.len() {
-            let cands: Vec<Vec<Slot>> = (1..st.programs[p].len())
-                .map(|k| {
-                    let mut c = st.programs[p].clone();
-                    c.swap(k - 1, k);
-                    c
-                })
-                .collect();
+            let cands: Vec<Edit> = (1..st.programs[p].len()).map(Edit::Swap).collect();
             if self.try_programs(st, p, cands) {
                 changed = true;
             }
