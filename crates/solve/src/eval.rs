@@ -82,11 +82,11 @@ impl Eval {
         self.stand_ins += p.stand_ins as i64;
     }
     /// A member's share: utility, spending, and the (breach, compromises) of their tally.
-    fn add_member(&mut self, me: &MemberEval, (breach, compromises): (i64, i64)) {
+    fn add_member(&mut self, value: i64, cost: u32, (breach, compromises): (i64, i64)) {
         self.breach += breach;
         self.compromises += compromises;
-        self.total += me.value;
-        self.cost += me.cost as i64;
+        self.total += value;
+        self.cost += cost as i64;
     }
 }
 
@@ -119,7 +119,7 @@ impl Breaks for Vec<(Field, i64)> {
 }
 
 /// Broken fields counted without being listed: how many, their weight, the two heaviest.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Tally {
     n: i64,
     sum: i64,
@@ -180,11 +180,7 @@ pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces
         for &(f, w) in &broken {
             tally.push(f, w);
         }
-        let (breach, compromises) = tally.charge(m.firm);
-        e.breach += breach;
-        e.compromises += compromises;
-        e.total += me.value;
-        e.cost += me.cost as i64;
+        e.add_member(me.value, me.cost, tally.charge(m.firm));
         me.broken = broken;
         e.members.push(me);
     }
@@ -198,7 +194,7 @@ pub fn rank(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) ->
     for (i, m) in inst.members.iter().enumerate() {
         let mut tally = Tally::default();
         let me = member_eval(inst, frame, hotels, pieces, i, &mut tally);
-        e.add_member(&me, tally.charge(m.firm));
+        e.add_member(me.value, me.cost, tally.charge(m.firm));
     }
     e.total -= e.split;
     e.key()
@@ -210,7 +206,24 @@ pub fn rank(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) ->
 pub struct Partial {
     piece: usize,
     terms: Eval,
-    members: Vec<(MemberEval, Covered)>,
+    members: Vec<Rest>,
+}
+
+/// A member's walk over every piece but one, finished except for what the piece touches:
+/// its destination's places, its day's caps and the budget.
+#[derive(Clone, Copy)]
+struct Rest {
+    value: i64,
+    cost: u32,
+    /// the broken fields of the other destinations and of transport
+    tally: Tally,
+    /// the piece's destination as the other pieces cover it
+    cover: Cover,
+    /// the piece's day: the other pieces' attractions and active minutes
+    pois: u32,
+    active: u32,
+    /// the caps exceeded on the other days
+    over: Over,
 }
 
 impl Partial {
@@ -226,14 +239,33 @@ impl Partial {
             all.filter(move |(q, _)| *q != piece).map(|(_, pe)| pe)
         };
         let terms = plan_terms(inst, frame, hotels, others().map(|(_, e)| &**e));
+        let p = &frame.pieces[piece];
         let members = (0..inst.n())
             .map(|i| {
                 let mut me = member_start(inst, frame, hotels, i);
                 let mut c = Covered::default();
-                for (p, ev) in others() {
-                    me.add_piece(&mut c, p, &ev.members[i]);
+                for (q, ev) in others() {
+                    me.add_piece(&mut c, q, &ev.members[i]);
                 }
-                (me, c)
+                let mut tally = Tally::default();
+                for d in (0..inst.dest.len()).filter(|&d| d != p.dest) {
+                    me.value += c[d].terms(inst, i, d, &mut tally);
+                }
+                let mut over = Over::default();
+                let it = &inst.members[i].pref.global_constraints.intensity;
+                for day in (0..inst.days as usize).filter(|&day| day != p.day) {
+                    me.value += over.day(it, me.pois[day], me.active[day]);
+                }
+                transport_terms(frame, i, &mut tally);
+                Rest {
+                    value: me.value,
+                    cost: me.cost,
+                    tally,
+                    cover: c[p.dest],
+                    pois: me.pois[p.day],
+                    active: me.active[p.day],
+                    over,
+                }
             })
             .collect();
         Partial {
@@ -249,25 +281,99 @@ impl Partial {
         e.add_piece(ev);
         let p = &frame.pieces[self.piece];
         for (i, m) in inst.members.iter().enumerate() {
-            let (mut me, mut c) = self.members[i].clone();
-            me.add_piece(&mut c, p, &ev.members[i]);
-            let mut tally = Tally::default();
-            member_finish(inst, frame, i, &mut me, &c, &mut tally);
-            e.add_member(&me, tally.charge(m.firm));
+            let (r, mp) = (&self.members[i], &ev.members[i]);
+            let g = &m.pref.global_constraints;
+            let mut tally = r.tally;
+            let mut cover = r.cover;
+            cover.add(mp);
+            let mut over = r.over;
+            let mut value = r.value + mp.value as i64 + cover.terms(inst, i, p.dest, &mut tally);
+            value += over.day(&g.intensity, r.pois + mp.pois, r.active + mp.active);
+            over.push(&mut tally);
+            let cost = r.cost + mp.food;
+            value += budget_terms(g.avg_budget, cost, &mut tally);
+            e.add_member(value, cost, tally.charge(m.firm));
         }
         e.total -= e.split;
         e.key()
     }
 }
 
-/// What a member's pieces cover per destination: the must and reject sights and must dishes
-/// (bit sets over the member's lists) and whether a rejected dish is eaten.
-#[derive(Clone, Default)]
-struct Covered {
-    must: [u32; MAX_DESTINATIONS],
-    reject: [u32; MAX_DESTINATIONS],
-    eat: [u32; MAX_DESTINATIONS],
-    reject_eat: [bool; MAX_DESTINATIONS],
+/// What a member's pieces cover of one destination: the must and reject sights and must
+/// dishes (bit sets over the member's lists) and whether a rejected dish is eaten.
+#[derive(Clone, Copy, Default)]
+struct Cover {
+    must: u32,
+    reject: u32,
+    eat: u32,
+    reject_eat: bool,
+}
+
+/// Per destination, what a member's pieces cover.
+type Covered = [Cover; MAX_DESTINATIONS];
+
+impl Cover {
+    fn add(&mut self, mp: &MemberPiece) {
+        self.must |= mp.must;
+        self.reject |= mp.reject;
+        self.eat |= mp.must_eat;
+        self.reject_eat |= mp.reject_eat;
+    }
+
+    /// Member `i`'s terms of destination `d`: ±2 per must / rejected sight seen (once each),
+    /// and the must sights and dishes missed and rejected ones taken as broken fields.
+    fn terms(&self, inst: &Instance, i: usize, d: usize, broken: &mut impl Breaks) -> i64 {
+        let value = 2 * self.must.count_ones() as i64 - 2 * self.reject.count_ones() as i64;
+        let missing = (inst.must_visit_all(i, d) & !self.must).count_ones() as i64;
+        if missing > 0 {
+            broken.push(Field::MustVisit(d), BREACH * missing);
+        }
+        if self.reject != 0 {
+            let seen = self.reject.count_ones() as i64;
+            broken.push(Field::RejectVisit(d), BREACH * seen);
+        }
+        let missing = (inst.must_eat_all(i, d) & !self.eat).count_ones() as i64;
+        if missing > 0 {
+            broken.push(Field::MustEat(d), BREACH * missing);
+        }
+        if self.reject_eat {
+            broken.push(Field::RejectEat(d), BREACH);
+        }
+        value
+    }
+}
+
+/// A member's intensity caps exceeded, summed over days: attractions and active minutes.
+#[derive(Clone, Copy, Default)]
+struct Over {
+    poi: i64,
+    min: i64,
+}
+
+impl Over {
+    /// One day's attractions and active minutes against the caps: −2 per cap exceeded.
+    fn day(&mut self, it: &Intensity, pois: u32, active: u32) -> i64 {
+        let (max_poi, max_h) = (it.max_poi_per_day, it.max_active_hours);
+        let mut value = 0;
+        if max_poi > 0 && pois > max_poi {
+            value -= 2;
+            self.poi += (pois - max_poi) as i64;
+        }
+        if max_h > 0 && active > max_h * 60 {
+            value -= 2;
+            self.min += (active - max_h * 60) as i64;
+        }
+        value
+    }
+    /// The caps exceeded as broken fields.
+    fn push(self, broken: &mut impl Breaks) {
+        if self.poi > 0 {
+            broken.push(Field::MaxPoi, BREACH * self.poi);
+        }
+        if self.min > 0 {
+            broken.push(Field::MaxHours, BREACH + self.min);
+        }
+    }
 }
 
 /// Member `i`'s utility and spending in a plan (its `broken` left empty), the broken hard
@@ -315,12 +421,29 @@ fn member_finish(
     broken: &mut impl Breaks,
 ) {
     let g = &inst.members[i].pref.global_constraints;
-    me.add_places(inst, i, covered, broken);
-    me.add_intensity(&g.intensity, inst.days as usize, broken);
-    if g.avg_budget > 0 && me.cost > g.avg_budget {
-        me.value -= 2;
-        broken.push(Field::Budget, BREACH + (me.cost - g.avg_budget) as i64);
+    for (d, c) in covered.iter().enumerate().take(inst.dest.len()) {
+        me.value += c.terms(inst, i, d, broken);
     }
+    let mut over = Over::default();
+    for day in 0..inst.days as usize {
+        me.value += over.day(&g.intensity, me.pois[day], me.active[day]);
+    }
+    over.push(broken);
+    me.value += budget_terms(g.avg_budget, me.cost, broken);
+    transport_terms(frame, i, broken);
+}
+
+/// A budget exceeded: −2, and a breach graded by the excess (a cheaper plan is progress).
+fn budget_terms(budget: u32, cost: u32, broken: &mut impl Breaks) -> i64 {
+    if budget > 0 && cost > budget {
+        broken.push(Field::Budget, BREACH + (cost - budget) as i64);
+        return -2;
+    }
+    0
+}
+
+/// Member `i`'s transport must unmet and rejected legs taken.
+fn transport_terms(frame: &Frame, i: usize, broken: &mut impl Breaks) {
     if frame.must_unmet >> i & 1 == 1 {
         broken.push(Field::TransportMust, BREACH);
     }
@@ -336,57 +459,8 @@ impl MemberEval {
     fn add_piece(&mut self, c: &mut Covered, p: &Piece, mp: &MemberPiece) {
         self.value += mp.value as i64;
         self.cost += mp.food;
-        c.must[p.dest] |= mp.must;
-        c.reject[p.dest] |= mp.reject;
-        c.eat[p.dest] |= mp.must_eat;
-        c.reject_eat[p.dest] |= mp.reject_eat;
+        c[p.dest].add(mp);
         self.pois[p.day] += mp.pois;
         self.active[p.day] += mp.active;
-    }
-
-    /// Per destination: ±2 per must / rejected sight seen (once each), and the must sights
-    /// and dishes missed and rejected ones taken as broken fields.
-    fn add_places(&mut self, inst: &Instance, i: usize, c: &Covered, broken: &mut impl Breaks) {
-        for d in 0..inst.dest.len() {
-            self.value += 2 * c.must[d].count_ones() as i64 - 2 * c.reject[d].count_ones() as i64;
-            let missing = (inst.must_visit_all(i, d) & !c.must[d]).count_ones() as i64;
-            if missing > 0 {
-                broken.push(Field::MustVisit(d), BREACH * missing);
-            }
-            if c.reject[d] != 0 {
-                let seen = c.reject[d].count_ones() as i64;
-                broken.push(Field::RejectVisit(d), BREACH * seen);
-            }
-            let missing = (inst.must_eat_all(i, d) & !c.eat[d]).count_ones() as i64;
-            if missing > 0 {
-                broken.push(Field::MustEat(d), BREACH * missing);
-            }
-            if c.reject_eat[d] {
-                broken.push(Field::RejectEat(d), BREACH);
-            }
-        }
-    }
-
-    /// The intensity caps over the trip's days: −2 per day and cap exceeded, and the excess
-    /// (attractions, minutes) as broken fields.
-    fn add_intensity(&mut self, it: &Intensity, days: usize, broken: &mut impl Breaks) {
-        let (max_poi, max_h) = (it.max_poi_per_day, it.max_active_hours);
-        let (mut over_poi, mut over_min) = (0i64, 0i64);
-        for day in 0..days {
-            if max_poi > 0 && self.pois[day] > max_poi {
-                self.value -= 2;
-                over_poi += (self.pois[day] - max_poi) as i64;
-            }
-            if max_h > 0 && self.active[day] > max_h * 60 {
-                self.value -= 2;
-                over_min += (self.active[day] - max_h * 60) as i64;
-            }
-        }
-        if over_poi > 0 {
-            broken.push(Field::MaxPoi, BREACH * over_poi);
-        }
-        if over_min > 0 {
-            broken.push(Field::MaxHours, BREACH + over_min);
-        }
     }
 }
