@@ -69,28 +69,30 @@ pub fn parse_time(v: Option<&Value>) -> Option<u32> {
 
 /// Minutes of an activity (`_calculate_duration_minutes`): 0 when unparseable or not forward.
 pub fn duration(act: &Value) -> u32 {
+    span(act).map_or(0, |(s, e)| e - s)
+}
+
+/// An activity's forward `start`–`end` range in minutes: `None` when unparseable or not
+/// forward (overnight), which never overlaps anything.
+pub fn span(act: &Value) -> Option<(u32, u32)> {
     match (
         parse_time(get(act, "start_time")),
         parse_time(get(act, "end_time")),
     ) {
-        (Some(s), Some(e)) if e > s => e - s,
-        _ => 0,
+        (Some(s), Some(e)) if e > s => Some((s, e)),
+        _ => None,
     }
 }
 
-/// Whether two `start`–`end` ranges overlap (`_time_ranges_overlap`): unparseable or
+/// Whether two spans overlap (`_time_ranges_overlap`); touching ranges do not.
+pub fn spans_overlap(a: Option<(u32, u32)>, b: Option<(u32, u32)>) -> bool {
+    matches!((a, b), (Some((s1, e1)), Some((s2, e2))) if s1 < e2 && s2 < e1)
+}
+
+/// Whether two activities' ranges overlap (`_time_ranges_overlap`): unparseable or
 /// overnight ranges never do; touching ranges do not.
 pub fn overlap(a: &Value, b: &Value) -> bool {
-    let t = |v: &Value, k| parse_time(get(v, k));
-    match (
-        t(a, "start_time"),
-        t(a, "end_time"),
-        t(b, "start_time"),
-        t(b, "end_time"),
-    ) {
-        (Some(s1), Some(e1), Some(s2), Some(e2)) if e1 > s1 && e2 > s2 => s1 < e2 && s2 < e1,
-        _ => false,
-    }
+    spans_overlap(span(a), span(b))
 }
 
 /// A value as a key for equality tests between arbitrary JSON values (locations, days).

@@ -272,13 +272,18 @@ fn time_range(act: &Value, day: &Value, what: &str, overnight: bool, cx: &mut Ct
 /// Shared with the utility, which does not score such activities.
 pub fn overlapping_pairs(acts: &[Value], users: &[String]) -> Vec<(String, usize, usize)> {
     let mut out = Vec::new();
+    // each activity's span and participants, read once for every user and pair
+    let read: Vec<_> = acts
+        .iter()
+        .map(|a| (kind(a) != "hotel", Participants::of(a), pyval::span(a)))
+        .collect();
     for u in users {
         let mine: Vec<usize> = (0..acts.len())
-            .filter(|&i| kind(&acts[i]) != "hotel" && Participants::of(&acts[i]).contains(u))
+            .filter(|&i| read[i].0 && read[i].1.contains(u))
             .collect();
         for (x, &i) in mine.iter().enumerate() {
             for &j in &mine[x + 1..] {
-                if pyval::overlap(&acts[i], &acts[j]) {
+                if pyval::spans_overlap(read[i].2, read[j].2) {
                     out.push((u.clone(), i, j));
                 }
             }
