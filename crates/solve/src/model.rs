@@ -84,8 +84,30 @@ pub fn visit_minutes(category: &str) -> u32 {
 /// A brief visit, for a sight that does not fit its full time.
 pub const BRIEF_VISIT: u32 = 60;
 
-/// Geodesic km (WGS-84 ellipsoid).
-pub use gtb_resources::geodesy::distance_km as km;
+/// Geodesic km (WGS-84 ellipsoid), remembered per thread: the tasks of a city ask for the
+/// same pairs of its sights over and over (a destination's ride table is every pair of its
+/// shortlisted sights), and a geodesic costs about a microsecond. The memo holds at most
+/// `KM_MEMO` pairs and starts over when full; it changes no figure (the same function of the
+/// same coordinates).
+pub fn km(a: (f64, f64), b: (f64, f64)) -> f64 {
+    use std::cell::RefCell;
+    const KM_MEMO: usize = 1 << 18;
+    thread_local! {
+        static MEMO: RefCell<rustc_hash::FxHashMap<[u64; 4], f64>> = RefCell::default();
+    }
+    let key = [a.0, a.1, b.0, b.1].map(f64::to_bits);
+    MEMO.with_borrow_mut(|memo| {
+        if let Some(&d) = memo.get(&key) {
+            return d;
+        }
+        if memo.len() >= KM_MEMO {
+            memo.clear();
+        }
+        let d = gtb_resources::geodesy::distance_km(a, b);
+        memo.insert(key, d);
+        d
+    })
+}
 
 /// A ride across town between two positions (`gtb_plan::day::ride_minutes_km`).
 pub fn ride_minutes(a: (f64, f64), b: (f64, f64)) -> u32 {
