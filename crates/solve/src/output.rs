@@ -5,7 +5,7 @@ use super::frame::{Frame, Step};
 use super::instance::{Instance, Member};
 use super::model::{self, ride_mode};
 use super::search::{Field, MemberEval, State};
-use super::sim::{ActKind, Place, coords};
+use super::sim::{ActKind, Place, activities, coords};
 use gtb_plan::{
     Activity, CityBlock, Compromise, Day, Intercity, IntercityTag, Plan, Segment, hhmm,
     participants,
@@ -48,7 +48,7 @@ pub fn plan(inst: &Instance, frame: &Frame, st: &State) -> Plan {
                 Step::Piece(p) => {
                     let dest = frame.pieces[p].dest;
                     let d = &inst.dest[dest];
-                    let mut acts = st.evals[p].acts.clone();
+                    let mut acts = activities(inst, frame, p, &st.programs[p]);
                     // activities by start time; a member's own activities keep their order
                     acts.sort_by_key(|a| (a.kind == ActKind::Hotel, a.start));
                     let activities = acts

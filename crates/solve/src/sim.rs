@@ -163,7 +163,6 @@ pub struct PieceEval {
     pub split: i64,
     /// meals at stand-in venues (a named one is preferred when it is worth as much)
     pub stand_ins: u32,
-    pub acts: Vec<Act>,
 }
 
 /// How long a visit lasts: the sight's time, or the brief one.
@@ -181,6 +180,7 @@ struct Run<'a> {
     loc: [Place; MAX_MEMBERS],
     clock: [u32; MAX_MEMBERS],
     out: PieceEval,
+    acts: &'a mut Vec<Act>,
 }
 
 /// Where a place is: sights at their coordinates; terminals, hotels and restaurants (which
@@ -242,7 +242,7 @@ impl Run<'_> {
             if from != target {
                 let dur = self.transfer(from, target);
                 arrive = t0 + dur;
-                self.out.acts.push(Act {
+                self.acts.push(Act {
                     kind: ActKind::Transfer(from, target),
                     start: t0,
                     end: arrive,
@@ -328,7 +328,7 @@ impl Run<'_> {
             let Some((start, end)) = self.schedule(item, ready) else {
                 return false;
             };
-            self.out.acts.push(Act {
+            self.acts.push(Act {
                 kind: match item {
                     Item::Sight(s) | Item::Brief(s) => ActKind::Sight(s),
                     Item::Meal(f, _) => ActKind::Meal(f),
@@ -347,7 +347,7 @@ impl Run<'_> {
         for &(mask, _) in teams.iter().filter(|(m, i)| *m != 0 && *i == Item::Rest) {
             let from = self.members(mask).map(|i| self.clock[i]).max().unwrap_or(0);
             if until > from {
-                self.out.acts.push(Act {
+                self.acts.push(Act {
                     kind: ActKind::Rest,
                     start: from,
                     end: until,
@@ -362,21 +362,43 @@ impl Run<'_> {
     }
 }
 
-/// Run a piece's program.
+/// Run a piece's program: what it is worth (the search keeps thousands of these per task, so
+/// they hold no activities).
 pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> PieceEval {
+    thread_local! {
+        static ACTS: std::cell::RefCell<Vec<Act>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    ACTS.with_borrow_mut(|acts| run(inst, frame, piece, program, acts))
+}
+
+/// The activities of a piece's program, for the plan written out.
+pub fn activities(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> Vec<Act> {
+    let mut acts = Vec::new();
+    run(inst, frame, piece, program, &mut acts);
+    acts
+}
+
+/// Run a piece's program, its activities into `acts` (cleared first).
+fn run(
+    inst: &Instance,
+    frame: &Frame,
+    piece: usize,
+    program: &[Slot],
+    acts: &mut Vec<Act>,
+) -> PieceEval {
+    acts.clear();
     let p = &frame.pieces[piece];
     let start_at = match p.start_at {
         Anchor::Hotel => Place::Hotel,
         Anchor::Terminal(leg) => Place::Terminal(leg),
     };
-    let mut out = PieceEval {
+    let out = PieceEval {
         ok: false,
         members: [MemberPiece::default(); MAX_MEMBERS],
         split: 0,
         stand_ins: 0,
-        acts: Vec::new(),
     };
-    // the meals the piece needs, checked before anything is allocated
+    // the meals the piece needs, checked before anything is run
     for kind in [MealKind::Lunch, MealKind::Dinner] {
         let has = program.iter().any(|s| {
             s.items()
@@ -386,8 +408,6 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
             return out;
         }
     }
-    // a transfer and an activity per team and slot, the way to the end, the hotel
-    out.acts.reserve_exact(program.len() * 4 + 2);
     let mut run = Run {
         inst,
         frame,
@@ -395,6 +415,7 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
         loc: [start_at; MAX_MEMBERS],
         clock: [p.start; MAX_MEMBERS],
         out,
+        acts,
     };
     for s in program {
         if !run.slot(s) {
@@ -410,7 +431,7 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
         return run.out;
     }
     if p.end_at == Anchor::Hotel {
-        run.out.acts.push(Act {
+        run.acts.push(Act {
             kind: ActKind::Hotel,
             start: ready,
             end: model::HOTEL_CHECKOUT,
@@ -419,9 +440,8 @@ pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) 
     }
     let apart = |a: &&Act| a.mask != inst.all && a.kind != ActKind::Hotel;
     // fewer than two acts apart cost nothing (most pieces keep the group together)
-    if run.out.acts.iter().filter(apart).nth(1).is_some() {
+    if run.acts.iter().filter(apart).nth(1).is_some() {
         let parts: Vec<(u32, u32, Mask)> = run
-            .out
             .acts
             .iter()
             .filter(apart)
