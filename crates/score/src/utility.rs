@@ -154,7 +154,8 @@ pub fn split_penalty<T: Ord + Clone>(
     if order.len() < 2 {
         return 0;
     }
-    order.sort_by_key(|&i| (acts[i].0, acts[i].1, i));
+    // keys are distinct (the index ends them): unstable sorts the same
+    order.sort_unstable_by_key(|&i| (acts[i].0, acts[i].1, i));
     let mut penalty = 0;
     let mut k = 0;
     while k < order.len() {
@@ -165,31 +166,43 @@ pub fn split_penalty<T: Ord + Clone>(
             j += 1;
         }
         if j - k > 1 {
-            penalty += slot_penalty(order[k..j].iter().map(|&g| &acts[g].2), &disjoint);
+            penalty += slot_penalty(acts, &order[k..j], &disjoint);
         }
         k = j;
     }
     penalty
 }
 
-/// One slot's cost: (distinct teams − 1) when there are several and they are pairwise
-/// disjoint, else 0.
-fn slot_penalty<'t, T: Ord + 't>(
-    teams: impl Iterator<Item = &'t T>,
+/// One slot's cost (the activities `slot` of `acts`): (distinct teams − 1) when there are
+/// several and they are pairwise disjoint, else 0. Each pair of distinct teams is tested in
+/// sorted order, as over the sorted, deduplicated list (a slot holds a handful: no list is
+/// built).
+fn slot_penalty<T: Ord>(
+    acts: &[(u32, u32, T)],
+    slot: &[usize],
     disjoint: impl Fn(&T, &T) -> bool,
 ) -> i64 {
-    let mut teams: Vec<&T> = teams.collect();
-    teams.sort();
-    teams.dedup();
-    let all_disjoint = teams
-        .iter()
-        .enumerate()
-        .all(|(x, a)| teams[x + 1..].iter().all(|b| disjoint(a, b)));
-    if teams.len() > 1 && all_disjoint {
-        teams.len() as i64 - 1
-    } else {
-        0
+    let team = |x: usize| &acts[slot[x]].2;
+    let distinct = (0..slot.len())
+        .filter(|&x| (0..x).all(|y| team(y) != team(x)))
+        .count() as i64;
+    if distinct < 2 {
+        return 0;
     }
+    for x in 0..slot.len() {
+        for y in x + 1..slot.len() {
+            let (a, b) = (team(x), team(y));
+            let apart = match a.cmp(b) {
+                std::cmp::Ordering::Equal => true,
+                std::cmp::Ordering::Less => disjoint(a, b),
+                std::cmp::Ordering::Greater => disjoint(b, a),
+            };
+            if !apart {
+                return 0;
+            }
+        }
+    }
+    distinct - 1
 }
 
 fn plan_split_penalty(plan: &Value) -> i64 {
@@ -593,5 +606,34 @@ mod tests {
         // three teams: 2
         let acts = [(600, 700, 1u8), (600, 700, 2), (650, 720, 4)];
         assert_eq!(split_penalty(&acts, d), 2);
+    }
+
+    /// A slot's cost as the release states it: distinct teams sorted and deduplicated, then
+    /// every pair disjoint.
+    fn slot_penalty_by_list(teams: &[u8]) -> i64 {
+        let mut t = teams.to_vec();
+        t.sort();
+        t.dedup();
+        let disjoint = (0..t.len()).all(|x| (x + 1..t.len()).all(|y| t[x] & t[y] == 0));
+        if t.len() > 1 && disjoint {
+            t.len() as i64 - 1
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn slot_penalty_without_a_list_matches_the_sorted_deduplicated_one() {
+        // every multiset of up to five teams over four members, in a fixed pseudo-random order
+        let mut x: u32 = 12345;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let n = (x >> 16) as usize % 6;
+            let teams: Vec<u8> = (0..n).map(|k| ((x >> (k * 4)) & 0xF) as u8).collect();
+            let acts: Vec<(u32, u32, u8)> = teams.iter().map(|&t| (600, 700, t)).collect();
+            let slot: Vec<usize> = (0..n).collect();
+            let got = slot_penalty(&acts, &slot, |a: &u8, b: &u8| a & b == 0);
+            assert_eq!(got, slot_penalty_by_list(&teams), "teams {teams:?}");
+        }
     }
 }

@@ -181,6 +181,7 @@ struct Run<'a> {
     clock: [u32; MAX_MEMBERS],
     out: PieceEval,
     acts: &'a mut Vec<Act>,
+    parts: &'a mut Vec<(u32, u32, Mask)>,
 }
 
 /// Where a place is: sights at their coordinates; terminals, hotels and restaurants (which
@@ -362,30 +363,38 @@ impl Run<'_> {
     }
 }
 
+/// What a run writes besides its result: the activities, and those apart from the group.
+#[derive(Default)]
+struct Buffers {
+    acts: Vec<Act>,
+    parts: Vec<(u32, u32, Mask)>,
+}
+
 /// Run a piece's program: what it is worth (the search keeps thousands of these per task, so
-/// they hold no activities).
+/// they hold no activities; a run writes them to buffers kept per thread).
 pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> PieceEval {
     thread_local! {
-        static ACTS: std::cell::RefCell<Vec<Act>> = const { std::cell::RefCell::new(Vec::new()) };
+        static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::default();
     }
-    ACTS.with_borrow_mut(|acts| run(inst, frame, piece, program, acts))
+    BUFFERS.with_borrow_mut(|b| run(inst, frame, piece, program, b))
 }
 
 /// The activities of a piece's program, for the plan written out.
 pub fn activities(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> Vec<Act> {
-    let mut acts = Vec::new();
-    run(inst, frame, piece, program, &mut acts);
-    acts
+    let mut b = Buffers::default();
+    run(inst, frame, piece, program, &mut b);
+    b.acts
 }
 
-/// Run a piece's program, its activities into `acts` (cleared first).
+/// Run a piece's program, its activities into `buffers` (cleared first).
 fn run(
     inst: &Instance,
     frame: &Frame,
     piece: usize,
     program: &[Slot],
-    acts: &mut Vec<Act>,
+    buffers: &mut Buffers,
 ) -> PieceEval {
+    let Buffers { acts, parts } = buffers;
     acts.clear();
     let p = &frame.pieces[piece];
     let start_at = match p.start_at {
@@ -416,6 +425,7 @@ fn run(
         clock: [p.start; MAX_MEMBERS],
         out,
         acts,
+        parts,
     };
     for s in program {
         if !run.slot(s) {
@@ -441,13 +451,14 @@ fn run(
     let apart = |a: &&Act| a.mask != inst.all && a.kind != ActKind::Hotel;
     // fewer than two acts apart cost nothing (most pieces keep the group together)
     if run.acts.iter().filter(apart).nth(1).is_some() {
-        let parts: Vec<(u32, u32, Mask)> = run
+        run.parts.clear();
+        let parts = run
             .acts
             .iter()
             .filter(apart)
-            .map(|a| (a.start, a.end, a.mask))
-            .collect();
-        run.out.split = split_penalty(&parts, |a, b| a & b == 0);
+            .map(|a| (a.start, a.end, a.mask));
+        run.parts.extend(parts);
+        run.out.split = split_penalty(run.parts, |a, b| a & b == 0);
     }
     run.out.ok = true;
     run.out
