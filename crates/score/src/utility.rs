@@ -150,47 +150,60 @@ pub fn split_penalty<T: Ord + Clone>(
     acts: &[(u32, u32, T)],
     disjoint: impl Fn(&T, &T) -> bool,
 ) -> i64 {
-    let mut order: Vec<usize> = (0..acts.len()).filter(|&i| acts[i].1 > acts[i].0).collect();
+    // (start, end, index) of the forward intervals, on the stack for the usual handful
+    const ON_STACK: usize = 32;
+    let forward = acts.iter().enumerate().filter(|(_, a)| a.1 > a.0);
+    let mut stack = [(0, 0, 0); ON_STACK];
+    let mut heap = Vec::new();
+    let order: &mut [(u32, u32, usize)] = if acts.len() <= ON_STACK {
+        let mut n = 0;
+        for (i, a) in forward {
+            stack[n] = (a.0, a.1, i);
+            n += 1;
+        }
+        &mut stack[..n]
+    } else {
+        heap.extend(forward.map(|(i, a)| (a.0, a.1, i)));
+        &mut heap
+    };
     if order.len() < 2 {
         return 0;
     }
     // keys are distinct (the index ends them): unstable sorts the same
-    order.sort_unstable_by_key(|&i| (acts[i].0, acts[i].1, i));
+    order.sort_unstable();
     let mut penalty = 0;
     let mut k = 0;
     while k < order.len() {
-        let mut end = acts[order[k]].1;
+        let mut end = order[k].1;
         let mut j = k + 1;
-        while j < order.len() && acts[order[j]].0 < end {
-            end = end.max(acts[order[j]].1);
+        while j < order.len() && order[j].0 < end {
+            end = end.max(order[j].1);
             j += 1;
         }
         if j - k > 1 {
-            penalty += slot_penalty(acts, &order[k..j], &disjoint);
+            penalty += slot_penalty(|x| &acts[order[k + x].2].2, j - k, &disjoint);
         }
         k = j;
     }
     penalty
 }
 
-/// One slot's cost (the activities `slot` of `acts`): (distinct teams − 1) when there are
-/// several and they are pairwise disjoint, else 0. Each pair of distinct teams is tested in
-/// sorted order, as over the sorted, deduplicated list (a slot holds a handful: no list is
-/// built).
-fn slot_penalty<T: Ord>(
-    acts: &[(u32, u32, T)],
-    slot: &[usize],
+/// One slot's cost (the teams `team(0..len)`): (distinct teams − 1) when there are several
+/// and they are pairwise disjoint, else 0. Each pair of distinct teams is tested in sorted
+/// order, as over the sorted, deduplicated list (a slot holds a handful: no list is built).
+fn slot_penalty<'t, T: Ord + 't>(
+    team: impl Fn(usize) -> &'t T,
+    len: usize,
     disjoint: impl Fn(&T, &T) -> bool,
 ) -> i64 {
-    let team = |x: usize| &acts[slot[x]].2;
-    let distinct = (0..slot.len())
+    let distinct = (0..len)
         .filter(|&x| (0..x).all(|y| team(y) != team(x)))
         .count() as i64;
     if distinct < 2 {
         return 0;
     }
-    for x in 0..slot.len() {
-        for y in x + 1..slot.len() {
+    for x in 0..len {
+        for y in x + 1..len {
             let (a, b) = (team(x), team(y));
             let apart = match a.cmp(b) {
                 std::cmp::Ordering::Equal => true,
@@ -630,9 +643,7 @@ mod tests {
             x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             let n = (x >> 16) as usize % 6;
             let teams: Vec<u8> = (0..n).map(|k| ((x >> (k * 4)) & 0xF) as u8).collect();
-            let acts: Vec<(u32, u32, u8)> = teams.iter().map(|&t| (600, 700, t)).collect();
-            let slot: Vec<usize> = (0..n).collect();
-            let got = slot_penalty(&acts, &slot, |a: &u8, b: &u8| a & b == 0);
+            let got = slot_penalty(|x| &teams[x], n, |a: &u8, b: &u8| a & b == 0);
             assert_eq!(got, slot_penalty_by_list(&teams), "teams {teams:?}");
         }
     }
