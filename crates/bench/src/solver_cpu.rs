@@ -2,7 +2,7 @@
 //! the thread's CPU clock (not wall time, so that other load on the machine counts little),
 //! with the median and the 99th percentile by difficulty.
 //!
-//!     gtb-bench solver-cpu TASKS [--threads N]   (a task file; the shipped gtb.toml's resources)
+//!     gtb-bench solver-cpu TASKS [--threads N]   (a task file; ./gtb.toml's resources when present)
 
 use gtb_core::task::Task;
 use rayon::prelude::*;
@@ -62,7 +62,12 @@ pub fn command(args: &[String]) -> anyhow::Result<()> {
         .first()
         .ok_or_else(|| anyhow::anyhow!("usage: gtb-bench solver-cpu TASKS [--threads N]"))?;
     let threads: usize = crate::flag(args, "--threads", Some(1))?;
-    let c = gtb_core::config::Config::from_file(std::path::Path::new("gtb.toml"))?;
+    // as `gtb` reads it: ./gtb.toml when present, else the built-in defaults
+    let toml = std::path::Path::new("gtb.toml");
+    let c = match toml.exists() {
+        true => gtb_core::config::Config::from_file(toml)?,
+        false => gtb_core::config::Config::default(),
+    };
     let res = gtb_ops::load_resources(&c)?;
     let db = gtb_score::PoiDb::from_resources(&res);
     let solver = gtb_solve::Solver::new(&res, &db);

@@ -480,6 +480,9 @@ impl<'a, 's> Search<'a, 's> {
         })?;
         let (_, covered) = self.covered(st, dest);
         let need = |i: usize| self.inst.must_eat_all(i, dest) & !covered[i];
+        if (0..self.inst.n()).all(|i| need(i) == 0) {
+            return None; // nothing left to serve: no meal forms a team
+        }
         let mut parts: Vec<(Mask, Item)> = Vec::new();
         let mut free = self.inst.all;
         while parts.len() < MAX_TEAMS - 1 {
