@@ -329,22 +329,93 @@ impl Answer {
 }
 
 /// `head` with `items` under `key`, dropping items from the end while the JSON is longer than
-/// `MAX_ANSWER_CHARS` (then `shown` says how many are left): the answer's text, serialised
-/// once for its length and kept.
-pub(crate) fn fit(mut head: Value, key: &str, items: Vec<Value>) -> Answer {
+/// `MAX_ANSWER_CHARS` (then `shown` says how many are left): the answer's text (`fit_texts`).
+pub(crate) fn fit(head: Value, key: &str, items: Vec<Value>) -> Answer {
+    let items = items
+        .iter()
+        .map(|v| serde_json::to_string(v).expect("a JSON value serialises"));
+    fit_texts(head, key, items.collect())
+}
+
+/// `fit` over items already serialised (compact JSON): the text is what serde_json writes for
+/// `head` with `key` (a key `head` lacks) added last, then `shown` when items were dropped.
+/// Each item's length is counted once; the text is written once, for the count that fits.
+pub(crate) fn fit_texts(head: Value, key: &str, items: Vec<String>) -> Answer {
+    debug_assert!(head.get(key).is_none() && head.get("shown").is_none());
+    let head = serde_json::to_string(&head).expect("a JSON value serialises");
+    let head = head.strip_suffix('}').expect("an object");
+    let open = format!(",{}:[", Value::from(key));
     let full = items.len();
-    head[key] = Value::Array(items);
-    loop {
-        let shown = head[key].as_array().map_or(0, Vec::len);
-        if full != shown {
-            head["shown"] = shown.into();
+    // the characters of the answer with the first `k` items
+    let fixed = head.chars().count() + open.chars().count() + "]}".len();
+    let shown_chars = |k: usize| match k == full {
+        true => 0,
+        false => ",\"shown\":".len() + k.to_string().len(),
+    };
+    let mut sum: usize = items.iter().map(|t| t.chars().count()).sum::<usize>();
+    let mut k = full;
+    while k > 0 && fixed + sum + (k - 1) + shown_chars(k) > MAX_ANSWER_CHARS {
+        k -= 1;
+        sum -= items[k].chars().count();
+    }
+    let mut text = String::with_capacity(head.len() + open.len() + sum + k + 16);
+    text.push_str(head);
+    text.push_str(&open);
+    for (i, item) in items[..k].iter().enumerate() {
+        if i > 0 {
+            text.push(',');
         }
-        let text = serde_json::to_string(&head).expect("a JSON value serialises");
-        if text.chars().count() <= MAX_ANSWER_CHARS || shown == 0 {
-            return Answer::Text(text);
+        text.push_str(item);
+    }
+    text.push(']');
+    if k != full {
+        text.push_str(&format!(",\"shown\":{k}"));
+    }
+    text.push('}');
+    Answer::Text(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `fit` as first written: serialise the whole answer, drop the last item, again.
+    fn fit_by_popping(mut head: Value, key: &str, items: Vec<Value>) -> String {
+        let full = items.len();
+        head[key] = Value::Array(items);
+        loop {
+            let shown = head[key].as_array().map_or(0, Vec::len);
+            if full != shown {
+                head["shown"] = shown.into();
+            }
+            let text = serde_json::to_string(&head).unwrap();
+            if text.chars().count() <= MAX_ANSWER_CHARS || shown == 0 {
+                return text;
+            }
+            head[key].as_array_mut().unwrap().pop();
         }
-        if let Some(items) = head[key].as_array_mut() {
-            items.pop();
+    }
+
+    #[test]
+    fn fit_counts_each_item_once_and_writes_what_popping_wrote() {
+        // items of Chinese text (three bytes a character: the cap counts characters), with
+        // lengths that cross the cap at every count from none to all
+        for n in [0usize, 1, 5, 40, 120] {
+            for width in [1usize, 7, 30, 2500] {
+                let items: Vec<Value> = (0..n)
+                    .map(|i| json!({"name": "景".repeat(width + i % 3), "n": i, "ok": i % 2 == 0}))
+                    .collect();
+                let head = json!({"status": "ok", "city": "西安市", "total": n});
+                let Answer::Text(got) = fit(head.clone(), "pois", items.clone()) else {
+                    panic!("fit writes text");
+                };
+                assert_eq!(
+                    got,
+                    fit_by_popping(head, "pois", items),
+                    "n {n} width {width}"
+                );
+            }
         }
     }
 }

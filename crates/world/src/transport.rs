@@ -5,7 +5,7 @@
 //! date), and the answers say so.
 
 use crate::names::{minutes, small_hash};
-use crate::poi::{Answer, fit};
+use crate::poi::{Answer, fit_texts};
 use crate::{World, no_data, param};
 use gtb_resources::{CityId, TransportOption};
 use serde_json::{Map, Value, json};
@@ -83,35 +83,37 @@ impl World<'_> {
         out
     }
 
-    fn service_json(&self, a: CityId, b: CityId, s: &Service, flight: bool) -> Value {
+    /// One service as compact JSON, written directly (a world writes millions): the text
+    /// serde_json gives for the object of these fields in this order.
+    fn service_text(&self, a: CityId, b: CityId, s: &Service, flight: bool) -> String {
+        use std::fmt::Write;
         let o = s.option;
         let (from, to) = (
             &self.res.cities[a as usize].name,
             &self.res.cities[b as usize].name,
         );
         let h = small_hash(&format!("{from}>{to}>{}>{}", o.mode, s.depart), 9000) + 1000;
-        let number = match o.mode {
-            "高铁" => format!("G{h}"),
-            "火车" => format!("K{h}"),
-            _ => format!("GT{h}"),
+        let prefix = match o.mode {
+            "高铁" => "G",
+            "火车" => "K",
+            _ => "GT",
         };
+        let number_key = if flight { "flight_no" } else { "train_no" };
+        let mode = Value::from(o.mode);
         let arrive = s.depart + o.minutes;
-        let mut v = Map::with_capacity(7);
-        let fields: [(&str, Value); 6] = [
-            (if flight { "flight_no" } else { "train_no" }, number.into()),
-            ("type", o.mode.into()),
-            ("depart", gtb_plan::hhmm(s.depart).into()),
-            ("arrive", gtb_plan::hhmm(arrive).into()),
-            ("minutes", o.minutes.into()),
-            ("price", o.fare.into()),
-        ];
-        for (k, x) in fields {
-            v.insert(k.to_string(), x);
-        }
+        let (depart_at, arrive_at) = (gtb_plan::hhmm(s.depart), gtb_plan::hhmm(arrive));
+        let mut t = String::with_capacity(128);
+        let _ = write!(
+            t,
+            "{{\"{number_key}\":\"{prefix}{h}\",\"type\":{mode},\"depart\":\"{depart_at}\",\
+             \"arrive\":\"{arrive_at}\",\"minutes\":{},\"price\":{}",
+            o.minutes, o.fare
+        );
         if arrive >= 24 * 60 {
-            v.insert("arrive_day_offset".into(), (arrive / (24 * 60)).into());
+            let _ = write!(t, ",\"arrive_day_offset\":{}", arrive / (24 * 60));
         }
-        Value::Object(v)
+        t.push('}');
+        t
     }
 
     /// What every service of a mode shares beyond its times: the changes on the way (`via`,
@@ -181,9 +183,9 @@ impl World<'_> {
         self.shared_json(a, b, &list, &mut head);
         let items = list
             .iter()
-            .map(|s| self.service_json(a, b, s, flight))
+            .map(|s| self.service_text(a, b, s, flight))
             .collect();
-        fit(head, if flight { "flights" } else { "trains" }, items)
+        fit_texts(head, if flight { "flights" } else { "trains" }, items)
     }
 
     pub(crate) fn trains(&self, p: &Map<String, Value>) -> Answer {
