@@ -5,7 +5,8 @@
 //! that blocks it.
 //!
 //! How: the frames (nights per destination × a mode per leg) are enumerated and ranked; for
-//! the best ones a greedy start and a local search fill the days (`search`); the best plan is
+//! the best ones a greedy start and a local search fill the days (`search`, its moves for
+//! must items in `musts`, its simulations kept per task in `sims`); the best plan is
 //! written out (`output`) and scored by the release-faithful scorer (`gtb_score`), which
 //! must find it valid and within every hard constraint, or the next frame's plan is tried.
 //! Everything is deterministic: fixed orders, ties broken by position, a bound on the work
@@ -16,10 +17,12 @@ pub mod eval;
 pub mod frame;
 pub mod instance;
 pub mod model;
+mod musts;
 pub mod output;
 pub mod proof;
 pub mod search;
 pub mod sim;
+pub mod sims;
 
 use frame::Frame;
 use gtb_core::task::Task;
@@ -28,7 +31,8 @@ use gtb_resources::Resources;
 use gtb_score::{PlanScore, PoiDb, score_plan};
 use instance::Instance;
 pub use proof::NoWitness;
-use search::{Eval, Field, Search, Sims, State};
+use search::{Eval, Field, Search, State};
+use sims::Sims;
 
 /// How much searching a task gets (piece simulations).
 #[derive(Debug, Clone, Copy)]

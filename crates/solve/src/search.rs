@@ -5,20 +5,14 @@
 //! Plans are compared by `eval` (breaches, compromises, utility, stand-ins, money spent).
 //! The utility is the release's, under the members' original preferences.
 //!
-//! A piece's program is simulated once per task: the search revisits the same candidates
-//! round after round (a move in one piece leaves the others' candidates as they were), and the
-//! frames of a task share most of their pieces (a full day in a city is the same piece whatever
-//! the other cities' nights or the legs' modes), so a simulation is kept by (the piece's
-//! signature, program) in the task's `Sims` and shared (`Rc`). The budget still counts every
+//! A piece's program is simulated once per task (`sims`). The budget still counts every
 //! candidate tried, cached or not, so the search takes the same path as without the cache.
 
-use super::frame::{Anchor, Frame, Need, Piece};
+use super::frame::{Frame, Need};
 use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
-use super::sim::{Item, MAX_TEAMS, PieceEval, Slot, simulate};
-use hashbrown::HashTable;
-use rustc_hash::{FxBuildHasher, FxHashMap};
-use std::hash::BuildHasher;
+use super::sim::{Item, PieceEval, Slot, simulate};
+use super::sims::{Edit, Sims};
 use std::rc::Rc;
 
 pub use super::eval::{Eval, Field, Key, MemberEval, Partial, Pieces, evaluate, rank};
@@ -38,115 +32,6 @@ impl State {
     }
 }
 
-/// All that a piece's simulation reads of its frame (`sim::simulate`): its day, city, times,
-/// ends and meals, and the mode of each leg it starts or ends at. Pieces of two frames with
-/// the same signature simulate every program alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Signature {
-    day: usize,
-    dest: usize,
-    start: u32,
-    end_limit: u32,
-    ends: [(Anchor, &'static str); 2],
-    meals: [Need; 2],
-}
-
-impl Signature {
-    fn of(inst: &Instance, frame: &Frame, p: &Piece) -> Signature {
-        // every field: a field added to `Piece` must be weighed here
-        let Piece {
-            day,
-            dest,
-            start,
-            start_at,
-            end_at,
-            end_limit,
-            lunch,
-            dinner,
-        } = *p;
-        let end = |a: Anchor| match a {
-            Anchor::Hotel => (a, ""),
-            Anchor::Terminal(leg) => (a, frame.mode(inst, leg)),
-        };
-        Signature {
-            day,
-            dest,
-            start,
-            end_limit,
-            ends: [end(start_at), end(end_at)],
-            meals: [lunch, dinner],
-        }
-    }
-}
-
-/// A candidate: one edit of a piece's program. The search tries thousands a frame, so a
-/// candidate is built into one reused buffer when it is tried (`Edit::apply`) rather than
-/// cloned out of the program up front.
-#[derive(Debug, Clone, Copy)]
-enum Edit {
-    Insert(usize, Slot),
-    Set(usize, Slot),
-    Remove(usize),
-    /// swap slot `k` with the one before it
-    Swap(usize),
-}
-
-impl Edit {
-    /// `program` with the edit made, into `out`.
-    fn apply(self, program: &[Slot], out: &mut Vec<Slot>) {
-        out.clear();
-        out.extend_from_slice(program);
-        match self {
-            Edit::Insert(k, slot) => out.insert(k, slot),
-            Edit::Set(k, slot) => out[k] = slot,
-            Edit::Remove(k) => {
-                out.remove(k);
-            }
-            Edit::Swap(k) => out.swap(k - 1, k),
-        }
-    }
-}
-
-/// A task's simulations, shared by the searches of all its frames: per piece signature, the
-/// programs simulated so far.
-#[derive(Default)]
-pub struct Sims {
-    signatures: FxHashMap<Signature, usize>,
-    by_program: Vec<HashTable<Simulated>>,
-}
-
-/// A program simulated, with its hash.
-struct Simulated {
-    hash: u64,
-    program: Box<[Slot]>,
-    eval: Rc<PieceEval>,
-}
-
-impl Sims {
-    /// Room each signature's cache starts with: the searches of a task simulate a piece
-    /// hundreds of times, and growing from empty rehashed it at every doubling.
-    const CACHE_START: usize = 256;
-
-    /// The cache of each of a frame's pieces.
-    fn caches_of(&mut self, inst: &Instance, frame: &Frame) -> Vec<usize> {
-        let pieces = frame.pieces.iter();
-        pieces
-            .map(|p| {
-                let next = self.by_program.len();
-                let k = *self
-                    .signatures
-                    .entry(Signature::of(inst, frame, p))
-                    .or_insert(next);
-                if k == next {
-                    let start = HashTable::with_capacity(Self::CACHE_START);
-                    self.by_program.push(start);
-                }
-                k
-            })
-            .collect()
-    }
-}
-
 pub struct Search<'a, 's> {
     pub inst: &'a Instance<'a>,
     pub frame: &'a Frame,
@@ -155,7 +40,9 @@ pub struct Search<'a, 's> {
     sims: &'s mut Sims,
     /// per piece: its cache in `sims`
     cache_of: Vec<usize>,
-    /// the candidate being tried (`Edit::apply`)
+    /// per piece: the id of the state's program in its cache
+    ids: Vec<u32>,
+    /// the candidate being built (`Edit::apply`)
     scratch: Vec<Slot>,
 }
 
@@ -173,28 +60,46 @@ impl<'a, 's> Search<'a, 's> {
             budget,
             sims,
             cache_of,
+            ids: Vec::new(),
             scratch: Vec::new(),
         }
     }
 
     /// A piece's program simulated (once per task and signature; every call counts against
-    /// the budget).
-    fn sim(&mut self, piece: usize, program: &[Slot]) -> Rc<PieceEval> {
+    /// the budget), with its id.
+    fn sim(&mut self, piece: usize, program: &[Slot]) -> (u32, Rc<PieceEval>) {
         self.budget = self.budget.saturating_sub(1);
-        let cache = &mut self.sims.by_program[self.cache_of[piece]];
-        let hash = FxBuildHasher.hash_one(program);
-        let same = |s: &Simulated| s.hash == hash && *s.program == *program;
-        if let Some(s) = cache.find(hash, same) {
-            return Rc::clone(&s.eval);
-        }
-        let eval = Rc::new(simulate(self.inst, self.frame, piece, program));
-        let entry = Simulated {
-            hash,
-            program: program.into(),
-            eval: Rc::clone(&eval),
+        let (inst, frame) = (self.inst, self.frame);
+        let cache = &mut self.sims.caches[self.cache_of[piece]];
+        let id = cache.find_or_run(program, || simulate(inst, frame, piece, program));
+        (id, cache.eval(id))
+    }
+
+    /// `sim` of `edit` made to the piece's program in the state (`program`, its id in
+    /// `ids`): the edit is looked up first, the program built and found only when new.
+    fn sim_edit(&mut self, piece: usize, program: &[Slot], edit: Edit) -> (u32, Rc<PieceEval>) {
+        self.budget = self.budget.saturating_sub(1);
+        let (inst, frame) = (self.inst, self.frame);
+        let cache = &mut self.sims.caches[self.cache_of[piece]];
+        let key = (self.ids[piece], edit);
+        let id = match cache.by_edit.get(&key) {
+            Some(&id) => id,
+            None => {
+                let built = &mut self.scratch;
+                edit.apply(program, built);
+                let id = cache.find_or_run(built, || simulate(inst, frame, piece, built));
+                cache.by_edit.insert(key, id);
+                id
+            }
         };
-        cache.insert_unique(hash, entry, |s| s.hash);
-        eval
+        (id, cache.eval(id))
+    }
+
+    /// The program with this id in the piece's cache.
+    fn program(&self, piece: usize, id: u32) -> Vec<Slot> {
+        self.sims.caches[self.cache_of[piece]].runs[id as usize]
+            .program
+            .to_vec()
     }
 
     /// The best joint meal option of a destination for a start: no member who cannot yield
@@ -253,9 +158,10 @@ impl<'a, 's> Search<'a, 's> {
             }
             programs.push(prog);
         }
-        let evals: Vec<Rc<PieceEval>> = (0..programs.len())
+        let (ids, evals): (Vec<u32>, Vec<Rc<PieceEval>>) = (0..programs.len())
             .map(|p| self.sim(p, &programs[p]))
-            .collect();
+            .unzip();
+        self.ids = ids;
         let eval = evaluate(inst, self.frame, &hotels, Pieces::of(&evals));
         State {
             hotels,
@@ -284,7 +190,7 @@ impl<'a, 's> Search<'a, 's> {
     }
 
     /// Sights of a destination that could be worth something to someone, unused so far.
-    fn promising(&self, st: &State, dest: usize) -> Vec<u16> {
+    pub(super) fn promising(&self, st: &State, dest: usize) -> Vec<u16> {
         let d = &self.inst.dest[dest];
         let used = self.used(st, dest);
         (0..d.sights.len())
@@ -297,20 +203,24 @@ impl<'a, 's> Search<'a, 's> {
     }
 
     /// Members of `among` better off in a sight (worth or a must) and not rejecting it.
-    fn keen(&self, dest: usize, s: u16, among: Mask) -> Mask {
+    pub(super) fn keen(&self, dest: usize, s: u16, among: Mask) -> Mask {
         let x = &self.inst.dest[dest].sights[s as usize];
         self.members(among)
             .filter(|&i| x.reject[i] == 0 && (x.value[i] > 0 || x.must[i] != 0))
             .fold(0, |a, i| a | 1 << i)
     }
 
-    fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
+    pub(super) fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
         let n = self.inst.n();
         (0..n).filter(move |i| mask >> i & 1 == 1)
     }
 
     /// What the plan covers so far in a destination, per member: must_visit and must_eat items.
-    fn covered(&self, st: &State, dest: usize) -> ([Items; MAX_MEMBERS], [Items; MAX_MEMBERS]) {
+    pub(super) fn covered(
+        &self,
+        st: &State,
+        dest: usize,
+    ) -> ([Items; MAX_MEMBERS], [Items; MAX_MEMBERS]) {
         let n = self.inst.n();
         let (mut v, mut e) = ([0; MAX_MEMBERS], [0; MAX_MEMBERS]);
         for (p, ev) in st.evals.iter().enumerate() {
@@ -331,9 +241,8 @@ impl<'a, 's> Search<'a, 's> {
     }
 
     /// Try candidate (piece, edit) pairs over the whole plan; keep the best improvement.
-    fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Edit)>) -> bool {
-        let mut best: Option<(Key, usize, Rc<PieceEval>, Edit)> = None;
-        let mut prog = std::mem::take(&mut self.scratch);
+    pub(super) fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Edit)>) -> bool {
+        let mut best: Option<(Key, usize, u32, Rc<PieceEval>)> = None;
         let mut bar = st.eval.key();
         // per piece, the state's terms without it (built at its first candidate)
         let mut partials: Vec<Option<Partial>> = (0..st.evals.len()).map(|_| None).collect();
@@ -341,8 +250,7 @@ impl<'a, 's> Search<'a, 's> {
             if self.budget == 0 {
                 break;
             }
-            edit.apply(&st.programs[p], &mut prog);
-            let ev = self.sim(p, &prog);
+            let (id, ev) = self.sim_edit(p, &st.programs[p], edit);
             if !ev.ok {
                 continue;
             }
@@ -352,15 +260,13 @@ impl<'a, 's> Search<'a, 's> {
             let k = partial.rank(inst, frame, &ev);
             if k > bar {
                 bar = k;
-                best = Some((k, p, ev, edit));
+                best = Some((k, p, id, ev));
             }
         }
-        self.scratch = prog;
         match best {
-            Some((_, p, ev, edit)) => {
-                let mut prog = Vec::with_capacity(st.programs[p].len() + 1);
-                edit.apply(&st.programs[p], &mut prog);
-                st.programs[p] = prog;
+            Some((_, p, id, ev)) => {
+                st.programs[p] = self.program(p, id);
+                self.ids[p] = id;
                 st.evals[p] = ev;
                 st.eval = evaluate(self.inst, self.frame, &st.hotels, st.pieces());
                 true
@@ -370,7 +276,7 @@ impl<'a, 's> Search<'a, 's> {
     }
 
     /// Every program of `piece` with `slot` inserted somewhere.
-    fn insertions(
+    pub(super) fn insertions(
         &self,
         st: &State,
         piece: usize,
@@ -379,177 +285,7 @@ impl<'a, 's> Search<'a, 's> {
         (0..=st.programs[piece].len()).map(move |k| Edit::Insert(k, slot))
     }
 
-    /// A slot that serves uncovered must_visit items: the sight most members still need
-    /// forms a team, then the next sight for the others, and so on; whoever is left joins the
-    /// team whose sight they like best, or waits.
-    fn must_slots(&self, st: &State, dest: usize) -> Vec<Slot> {
-        let d = &self.inst.dest[dest];
-        let (covered, _) = self.covered(st, dest);
-        let need = |i: usize| self.inst.must_visit_all(i, dest) & !covered[i];
-        let free_sights = self.promising(st, dest);
-        let mut parts: Vec<(Mask, Item)> = Vec::new();
-        let mut free = self.inst.all;
-        while parts.len() < MAX_TEAMS {
-            let best = free_sights
-                .iter()
-                .filter(|s| !parts.iter().any(|p| p.1.sight() == Some(**s)))
-                .map(|&s| {
-                    let x = &d.sights[s as usize];
-                    let team: Mask = self
-                        .members(free)
-                        .filter(|&i| x.must[i] & need(i) != 0 && x.reject[i] == 0)
-                        .fold(0, |a, i| a | 1 << i);
-                    (team.count_ones(), s, team)
-                })
-                .filter(|b| b.0 > 0)
-                .max_by_key(|b| (b.0, std::cmp::Reverse(b.1)));
-            let Some((_, s, team)) = best else { break };
-            parts.push((team, Item::Sight(s)));
-            free &= !team;
-        }
-        if parts.is_empty() {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        // the others wait
-        let mut waiting = parts.clone();
-        if free != 0 {
-            waiting.push((free, Item::Rest));
-        }
-        out.push(Slot::of(&waiting));
-        // the others join the team they like best (when they like one)
-        let mut joined = parts.clone();
-        let mut rest: Mask = 0;
-        for i in self.members(free) {
-            let pick = (0..joined.len())
-                .filter_map(|j| {
-                    let x = &d.sights[joined[j].1.sight()? as usize];
-                    (x.reject[i] == 0 && x.value[i] >= 0).then_some((
-                        x.value[i],
-                        std::cmp::Reverse(j),
-                        j,
-                    ))
-                })
-                .max();
-            match pick {
-                Some((_, _, j)) => joined[j].0 |= 1 << i,
-                None => rest |= 1 << i,
-            }
-        }
-        if rest != 0 {
-            joined.push((rest, Item::Rest));
-        }
-        let joined = Slot::of(&joined);
-        if !out.contains(&joined) {
-            out.push(joined);
-        }
-        // and the same with brief visits, for days that are short of time
-        let brief: Vec<Slot> = out
-            .iter()
-            .map(|s| {
-                let parts: Vec<(Mask, Item)> =
-                    s.parts().iter().map(|&(m, i)| (m, i.toggled())).collect();
-                Slot::of(&parts)
-            })
-            .collect();
-        out.extend(brief);
-        out
-    }
-
-    /// Insert a slot serving must_visit items somewhere in the destination's pieces.
-    fn cover_musts(&mut self, st: &mut State) -> bool {
-        let mut cands = Vec::new();
-        for dest in 0..self.inst.dest.len() {
-            for slot in self.must_slots(st, dest) {
-                for p in self.pieces_of(dest) {
-                    cands.extend(self.insertions(st, p, slot).map(|e| (p, e)));
-                }
-            }
-        }
-        self.try_anywhere(st, cands)
-    }
-
-    /// A meal slot recomposed for uncovered must_eat items: the option most members still need
-    /// forms a team, and so on; the others keep the slot's current option (or the best one
-    /// for them that no member who cannot yield rejects).
-    fn must_eat_slot(&self, st: &State, dest: usize, slot: &Slot) -> Option<Slot> {
-        let d = &self.inst.dest[dest];
-        let kind = slot.items().find_map(|i| match i {
-            Item::Meal(_, k) => Some(k),
-            _ => None,
-        })?;
-        let (_, covered) = self.covered(st, dest);
-        let need = |i: usize| self.inst.must_eat_all(i, dest) & !covered[i];
-        if (0..self.inst.n()).all(|i| need(i) == 0) {
-            return None; // nothing left to serve: no meal forms a team
-        }
-        let mut parts: Vec<(Mask, Item)> = Vec::new();
-        let mut free = self.inst.all;
-        while parts.len() < MAX_TEAMS - 1 {
-            let best = (0..d.meals.len())
-                .map(|m| {
-                    let x = &d.meals[m];
-                    let team: Mask = self
-                        .members(free)
-                        .filter(|&i| x.must[i] & need(i) != 0 && x.rejected >> i & 1 == 0)
-                        .fold(0, |a, i| a | 1 << i);
-                    (
-                        team.count_ones(),
-                        !x.stand_in,
-                        std::cmp::Reverse(x.price),
-                        std::cmp::Reverse(m),
-                        team,
-                    )
-                })
-                .filter(|b| b.0 > 0)
-                .max();
-            let Some((_, _, _, std::cmp::Reverse(m), team)) = best else {
-                break;
-            };
-            parts.push((team, Item::Meal(m as u16, kind)));
-            free &= !team;
-        }
-        if parts.is_empty() {
-            return None;
-        }
-        if free != 0 {
-            // the others: the slot's current option of their team when acceptable, else theirs
-            for i in self.members(free) {
-                let cur = slot.parts().iter().find(|p| p.0 >> i & 1 == 1).map(|p| p.1);
-                let ok = |m: usize| d.meals[m].rejected >> i & 1 == 0;
-                let item = match cur {
-                    Some(Item::Meal(m, _)) if ok(m as usize) => Item::Meal(m, kind),
-                    _ => {
-                        let m = (0..d.meals.len()).filter(|&m| ok(m)).max_by_key(|&m| {
-                            (d.meals[m].value[i], std::cmp::Reverse(d.meals[m].price))
-                        })?;
-                        Item::Meal(m as u16, kind)
-                    }
-                };
-                match parts.iter().position(|p| p.1 == item) {
-                    Some(j) => parts[j].0 |= 1 << i,
-                    None if parts.len() < MAX_TEAMS => parts.push((1 << i, item)),
-                    None => return None,
-                }
-            }
-        }
-        Some(Slot::of(&parts))
-    }
-
-    fn cover_must_eats(&mut self, st: &mut State) -> bool {
-        let mut cands = Vec::new();
-        for p in 0..st.programs.len() {
-            let dest = self.frame.pieces[p].dest;
-            for k in 0..st.programs[p].len() {
-                if let Some(slot) = self.must_eat_slot(st, dest, &st.programs[p][k]) {
-                    cands.push((p, Edit::Set(k, slot)));
-                }
-            }
-        }
-        self.try_anywhere(st, cands)
-    }
-
-    fn pieces_of(&self, dest: usize) -> Vec<usize> {
+    pub(super) fn pieces_of(&self, dest: usize) -> Vec<usize> {
         (0..self.frame.pieces.len())
             .filter(|&p| self.frame.pieces[p].dest == dest)
             .collect()
@@ -733,7 +469,7 @@ impl<'a, 's> Search<'a, 's> {
                 *slot = Slot::of(&parts);
             }
         }
-        let mut best: Option<State> = None;
+        let mut best: Option<(State, Vec<u32>)> = None;
         for (h, pr) in [(true, false), (false, true), (true, true)] {
             let hs = if h { hotels.clone() } else { st.hotels.clone() };
             let progs = if pr {
@@ -741,32 +477,31 @@ impl<'a, 's> Search<'a, 's> {
             } else {
                 st.programs.clone()
             };
-            let evals: Vec<Rc<PieceEval>> = (0..progs.len())
-                .map(|p| {
-                    if pr {
-                        self.sim(p, &progs[p])
-                    } else {
-                        Rc::clone(&st.evals[p])
-                    }
+            let (ids, evals): (Vec<u32>, Vec<Rc<PieceEval>>) = (0..progs.len())
+                .map(|p| match pr {
+                    true => self.sim(p, &progs[p]),
+                    false => (self.ids[p], Rc::clone(&st.evals[p])),
                 })
-                .collect();
+                .unzip();
             if evals.iter().any(|e| !e.ok) {
                 continue;
             }
             let eval = evaluate(inst, self.frame, &hs, Pieces::of(&evals));
-            let bar = best.as_ref().map_or(&st.eval, |b| &b.eval);
+            let bar = best.as_ref().map_or(&st.eval, |b| &b.0.eval);
             if eval.better(bar) {
-                best = Some(State {
+                let state = State {
                     hotels: hs,
                     programs: progs,
                     evals,
                     eval,
-                });
+                };
+                best = Some((state, ids));
             }
         }
         match best {
-            Some(b) => {
+            Some((b, ids)) => {
                 *st = b;
+                self.ids = ids;
                 true
             }
             None => false,

@@ -1,0 +1,174 @@
+//! A task's simulations, shared by the searches of all its frames (`search`).
+//!
+//! A piece's program is simulated once per task: the search revisits the same candidates
+//! round after round (a move in one piece leaves the others' candidates as they were), and the
+//! frames of a task share most of their pieces (a full day in a city is the same piece whatever
+//! the other cities' nights or the legs' modes), so a simulation is kept by (the piece's
+//! signature, program) and shared (`Rc`). A candidate is an edit of the state's program
+//! (`Edit`), and is found by the edit before it is built.
+
+use super::frame::{Anchor, Frame, Need, Piece};
+use super::instance::Instance;
+use super::sim::{PieceEval, Slot};
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hash::BuildHasher;
+use std::rc::Rc;
+
+/// All that a piece's simulation reads of its frame (`sim::simulate`): its day, city, times,
+/// ends and meals, and the mode of each leg it starts or ends at. Pieces of two frames with
+/// the same signature simulate every program alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Signature {
+    day: usize,
+    dest: usize,
+    start: u32,
+    end_limit: u32,
+    ends: [(Anchor, &'static str); 2],
+    meals: [Need; 2],
+}
+
+impl Signature {
+    fn of(inst: &Instance, frame: &Frame, p: &Piece) -> Signature {
+        // every field: a field added to `Piece` must be weighed here
+        let Piece {
+            day,
+            dest,
+            start,
+            start_at,
+            end_at,
+            end_limit,
+            lunch,
+            dinner,
+        } = *p;
+        let end = |a: Anchor| match a {
+            Anchor::Hotel => (a, ""),
+            Anchor::Terminal(leg) => (a, frame.mode(inst, leg)),
+        };
+        Signature {
+            day,
+            dest,
+            start,
+            end_limit,
+            ends: [end(start_at), end(end_at)],
+            meals: [lunch, dinner],
+        }
+    }
+}
+
+/// A candidate: one edit of a piece's program. The search tries thousands a frame, so a
+/// candidate is built into one reused buffer when it is tried (`Edit::apply`) rather than
+/// cloned out of the program up front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Edit {
+    Insert(usize, Slot),
+    Set(usize, Slot),
+    Remove(usize),
+    /// swap slot `k` with the one before it
+    Swap(usize),
+}
+
+impl Edit {
+    /// `program` with the edit made, into `out`.
+    pub(super) fn apply(self, program: &[Slot], out: &mut Vec<Slot>) {
+        out.clear();
+        out.extend_from_slice(program);
+        match self {
+            Edit::Insert(k, slot) => out.insert(k, slot),
+            Edit::Set(k, slot) => out[k] = slot,
+            Edit::Remove(k) => {
+                out.remove(k);
+            }
+            Edit::Swap(k) => out.swap(k - 1, k),
+        }
+    }
+}
+
+/// A task's simulations, shared by the searches of all its frames: per piece signature, the
+/// programs simulated so far.
+#[derive(Default)]
+pub struct Sims {
+    signatures: FxHashMap<Signature, usize>,
+    pub(super) caches: Vec<Cache>,
+}
+
+/// A program simulated, with its hash.
+pub(super) struct Simulated {
+    hash: u64,
+    pub(super) program: Box<[Slot]>,
+    eval: Rc<PieceEval>,
+}
+
+/// One signature's simulations: each program once, its id its place in `runs`; found by the
+/// program, or by an edit of a program simulated before (a search tries the same edits of
+/// the same program round after round: found so, a candidate is neither built nor hashed).
+pub(super) struct Cache {
+    pub(super) runs: Vec<Simulated>,
+    by_program: HashTable<u32>,
+    pub(super) by_edit: FxHashMap<(u32, Edit), u32>,
+}
+
+impl Cache {
+    /// Room each cache starts with: the searches of a task simulate a piece hundreds of
+    /// times, and growing from empty rehashed it at every doubling.
+    const START: usize = 256;
+
+    fn new() -> Cache {
+        Cache {
+            runs: Vec::with_capacity(Self::START),
+            by_program: HashTable::with_capacity(Self::START),
+            by_edit: FxHashMap::with_capacity_and_hasher(Self::START, FxBuildHasher),
+        }
+    }
+
+    /// The id of `program`, run by `simulate` when it is new.
+    pub(super) fn find_or_run(
+        &mut self,
+        program: &[Slot],
+        simulate: impl FnOnce() -> PieceEval,
+    ) -> u32 {
+        let Cache {
+            runs, by_program, ..
+        } = self;
+        let hash = FxBuildHasher.hash_one(program);
+        let same = |&id: &u32| {
+            let s = &runs[id as usize];
+            s.hash == hash && *s.program == *program
+        };
+        if let Some(&id) = by_program.find(hash, same) {
+            return id;
+        }
+        let id = runs.len() as u32;
+        runs.push(Simulated {
+            hash,
+            program: program.into(),
+            eval: Rc::new(simulate()),
+        });
+        by_program.insert_unique(hash, id, |&i| runs[i as usize].hash);
+        id
+    }
+
+    pub(super) fn eval(&self, id: u32) -> Rc<PieceEval> {
+        Rc::clone(&self.runs[id as usize].eval)
+    }
+}
+
+impl Sims {
+    /// The cache of each of a frame's pieces.
+    pub(super) fn caches_of(&mut self, inst: &Instance, frame: &Frame) -> Vec<usize> {
+        let pieces = frame.pieces.iter();
+        pieces
+            .map(|p| {
+                let next = self.caches.len();
+                let k = *self
+                    .signatures
+                    .entry(Signature::of(inst, frame, p))
+                    .or_insert(next);
+                if k == next {
+                    self.caches.push(Cache::new());
+                }
+                k
+            })
+            .collect()
+    }
+}
