@@ -275,7 +275,7 @@ impl<'a, 's> Search<'a, 's> {
         }
     }
 
-    /// Every program of `piece` with `slot` inserted somewhere.
+    /// Every insertion of `slot` into `piece`'s program, as edits.
     pub(super) fn insertions(
         &self,
         st: &State,
