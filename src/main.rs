@@ -11,10 +11,8 @@ mod settings;
 use clap::Parser;
 use std::process::ExitCode;
 
-/// mimalloc: the pipeline allocates and frees millions of short strings (task fields), where
-/// glibc's malloc took about a quarter of a build's time.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// the global allocator (mimalloc), declared in an optimised crate
+use gtb_alloc as _;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();

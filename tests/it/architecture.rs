@@ -6,7 +6,8 @@ use crate::common::root;
 use std::collections::BTreeMap;
 
 /// docs/ARCHITECTURE.md, "Crates, by layer" (dev-only crates sit outside the layers).
-const LAYERS: [(&str, u32); 24] = [
+const LAYERS: [(&str, u32); 25] = [
+    ("gtb-alloc", 0),
     ("gtb-core", 0),
     ("gtb-plan", 0),
     ("gtb-parquet", 0),

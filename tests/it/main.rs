@@ -4,9 +4,8 @@
 //! `datasets`) are `#[ignore]`d here and run by their make targets, which prepare the engine
 //! first and print "skipped: <why>" when they cannot (docs/TESTING.md).
 
-/// The same allocator as the gtb binary, so that in-process builds measure alike.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// the same allocator as the gtb binary, so that in-process builds measure alike
+use gtb_alloc as _;
 
 mod architecture;
 mod audit;

@@ -29,9 +29,8 @@ mod serve;
 mod solver_cpu;
 mod world;
 
-/// The gtb binary's allocator, so that in-process runs measure as `gtb` does.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// the gtb binary's allocator, so that in-process runs measure as `gtb` does
+use gtb_alloc as _;
 
 use gtb_core::config::Config;
 use std::time::Instant;
