@@ -81,13 +81,13 @@ impl PreferenceGenerator for OfflineGenerator<'_> {
     }
 }
 
-/// Draw up to `k` indices by weight; after each draw `d`, every index `j` with `excluded(d, j)`
-/// is out of the running (`d` itself always is).
-fn draw_indices(
+/// Draw up to `k` indices by weight; after each draw `d`, `d` and every index of `excluded(d)`
+/// are out of the running.
+fn draw_indices<'a>(
     rng: &mut ChaCha8Rng,
     weights: &[f64],
     k: usize,
-    excluded: impl Fn(usize, usize) -> bool,
+    excluded: impl Fn(usize) -> &'a [u32],
 ) -> Vec<usize> {
     let mut w = weights.to_vec();
     let mut out = Vec::with_capacity(k);
@@ -95,10 +95,9 @@ fn draw_indices(
         let Some(i) = weighted_index(rng, &w) else {
             break;
         };
-        for (j, wj) in w.iter_mut().enumerate() {
-            if j == i || excluded(i, j) {
-                *wj = 0.0;
-            }
+        w[i] = 0.0;
+        for &j in excluded(i) {
+            w[j as usize] = 0.0;
         }
         out.push(i);
     }
@@ -115,18 +114,13 @@ fn pick_distinct<T: Clone>(rng: &mut ChaCha8Rng, items: &[T], weights: &[f64], k
 
 /// Draw `k` sights of a city by weight, never two that are one place (an area and a part of
 /// it: `parents::related`); siblings inside one area may both be drawn.
-fn pick_places(
-    rng: &mut ChaCha8Rng,
-    atts: &[gtb_resources::Attraction],
-    weights: &[f64],
-    k: usize,
-) -> Vec<usize> {
-    draw_indices(rng, weights, k, |i, j| parents::related(atts, i, j))
+fn pick_places(rng: &mut ChaCha8Rng, city: &CityStock, weights: &[f64], k: usize) -> Vec<usize> {
+    draw_indices(rng, weights, k, |i| &city.relatives[i])
 }
 
 /// Draw up to `k` distinct indices by weight.
 fn pick_indices(rng: &mut ChaCha8Rng, weights: &[f64], k: usize) -> Vec<usize> {
-    draw_indices(rng, weights, k, |_, _| false)
+    draw_indices(rng, weights, k, |_| &[])
 }
 
 /// Draw a list length from a distribution over 0..
@@ -305,6 +299,8 @@ struct CityStock {
     att_cat: Vec<usize>,
     att_pop15: Vec<f64>,
     att_pop: Vec<f64>,
+    /// per attraction: the others that are one place with it (`parents::relatives`)
+    relatives: Vec<Vec<u32>>,
     /// per `Taste`, per category
     cat_taste: Vec<Vec<f64>>,
     /// food values (category or dish) with their base weights, see [`food_values`]
@@ -351,6 +347,7 @@ impl Stock {
                         .map(|a| (a.popularity as f64 / 100.0).powf(1.5))
                         .collect(),
                     att_pop: atts.iter().map(|a| a.popularity as f64 / 100.0).collect(),
+                    relatives: parents::relatives(atts),
                     cat_taste: Taste::ALL
                         .iter()
                         .map(|&t| cats.iter().map(|c| category_taste(t, c)).collect())
@@ -852,12 +849,15 @@ fn individual_city(
         .collect();
     let must_visit = {
         let k = 1 + count(rng, &[0.7, 0.3]);
-        pick_places(rng, atts, &w, k)
+        pick_places(rng, city, &w, k)
     };
     let w: Vec<f64> = (0..atts.len())
         .map(|a| {
             // nobody rejects what they must see, nor the area around it or a part of it
-            if must_visit.iter().any(|&m| parents::related(atts, m, a)) {
+            if must_visit
+                .iter()
+                .any(|&m| m == a || city.relatives[m].binary_search(&(a as u32)).is_ok())
+            {
                 return 0.0;
             }
             let c = city.att_cat[a];
@@ -873,7 +873,7 @@ fn individual_city(
         .collect();
     let reject_visit = {
         let k = usize::from(rng.gen_bool(0.42));
-        pick_places(rng, atts, &w, k)
+        pick_places(rng, city, &w, k)
     };
     let names = |v: Vec<usize>| v.into_iter().map(|a| atts[a].name.clone()).collect();
     CityPref {

@@ -101,6 +101,24 @@ pub fn related(list: &[Attraction], a: usize, b: usize) -> bool {
     covers(list, a, b) || covers(list, b, a)
 }
 
+/// Per attraction, the others that are one place with it (`related`: the areas it lies inside
+/// and the parts inside it), in ascending order: what a draw that must never take two of one
+/// place reads, instead of walking the links of every pair.
+pub fn relatives(list: &[Attraction]) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::new(); list.len()];
+    for spot in 0..list.len() {
+        for area in ancestors(list, spot) {
+            out[spot].push(area as u32);
+            out[area].push(spot as u32);
+        }
+    }
+    for r in &mut out {
+        r.sort_unstable();
+        r.dedup();
+    }
+    out
+}
+
 /// The ticket cost of visiting a set of attractions of one city: every visited attraction and
 /// every area it lies inside, each counted once, pays its own `ticket` (an area carries the
 /// combined ticket, a part only its extra fee).
@@ -161,6 +179,33 @@ mod tests {
         assert_eq!(entry_cost(&list, &[1, 2]), 300);
         assert_eq!(entry_cost(&list, &[0, 1]), 160);
         assert_eq!(entry_cost(&list, &[3]), 0);
+    }
+
+    #[test]
+    fn relatives_are_the_related_pairs() {
+        let mut list: Vec<Attraction> = (0..9).map(|i| att(&format!("景点{i}"), 0)).collect();
+        // two areas with parts, one part with a part of its own, and loose sights
+        let refs = vec![
+            None,
+            pref(2, "景点0"),
+            pref(3, "景点1"),
+            None,
+            pref(5, "景点3"),
+            pref(6, "景点0"),
+            None,
+            pref(8, "景点3"),
+            None,
+        ];
+        link("华阴市", &mut list, &refs).unwrap();
+        let rel = relatives(&list);
+        for a in 0..list.len() {
+            let want: Vec<u32> = (0..list.len())
+                .filter(|&b| b != a && related(&list, a, b))
+                .map(|b| b as u32)
+                .collect();
+            assert_eq!(rel[a], want, "relatives of {a}");
+        }
+        assert_eq!(rel[0], vec![1, 2, 5]);
     }
 
     #[test]
