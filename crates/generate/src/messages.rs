@@ -15,16 +15,16 @@ pub const TEMPLATES_VERSION: &str = "messages-v4";
 /// A preference item that can be said aloud: a scalar with its figure, or a list value (with the
 /// short name of its city for a city field).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Item {
+pub enum Item<'a> {
     Scalar(Scalar, u32),
     List {
         field: ListField,
-        city: String,
-        value: String,
+        city: &'a str,
+        value: &'a str,
     },
 }
 
-impl Item {
+impl Item<'_> {
     /// Strong items (budget, intensity, must, reject) are said more often.
     pub fn is_strong(&self) -> bool {
         match self {
@@ -42,7 +42,7 @@ const SPOKEN_SCALARS: [Scalar; 3] = [
 ];
 
 /// Every item of a table: the scalars, then the list values in table order.
-pub fn items(p: &Preference) -> Vec<Item> {
+pub fn items(p: &Preference) -> Vec<Item<'_>> {
     let g = &p.global_constraints;
     let mut v: Vec<Item> = SPOKEN_SCALARS
         .iter()
@@ -50,8 +50,8 @@ pub fn items(p: &Preference) -> Vec<Item> {
         .collect();
     v.extend(p.list_items().map(|i| Item::List {
         field: i.field,
-        city: i.city.map(short_city_name).unwrap_or_default().to_string(),
-        value: i.value.to_string(),
+        city: i.city.map(short_city_name).unwrap_or_default(),
+        value: i.value,
     }));
     v
 }
@@ -275,7 +275,7 @@ pub fn sentence(item: &Item, rng: &mut ChaCha8Rng) -> String {
                 city_in_name,
                 other,
             } => {
-                let ts = if value.contains(city.as_str()) {
+                let ts = if value.contains(city) {
                     city_in_name
                 } else {
                     other
