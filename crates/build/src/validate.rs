@@ -287,7 +287,9 @@ fn read_first_attempts(
         .par_iter()
         .zip(raw.par_iter())
         .map(|(sk, (_, line))| {
-            serde_json::from_slice::<Task>(line)
+            // the line checked as UTF-8 at once: serde then skips the check per string
+            let text = std::str::from_utf8(line).ok()?;
+            serde_json::from_str::<Task>(text)
                 .ok()
                 .filter(|t| t.task_id == sk.task_id)
         })
