@@ -198,12 +198,12 @@ mod tests {
         ];
         link("华阴市", &mut list, &refs).unwrap();
         let rel = relatives(&list);
-        for a in 0..list.len() {
+        for (a, got) in rel.iter().enumerate() {
             let want: Vec<u32> = (0..list.len())
                 .filter(|&b| b != a && related(&list, a, b))
                 .map(|b| b as u32)
                 .collect();
-            assert_eq!(rel[a], want, "relatives of {a}");
+            assert_eq!(*got, want, "relatives of {a}");
         }
         assert_eq!(rel[0], vec![1, 2, 5]);
     }
