@@ -335,6 +335,33 @@ fn issue27_an_interrupted_validate_never_looks_finished() {
     assert_eq!(sha256(&out.join("test.jsonl")), first);
 }
 
+/// Issue 27 (the no-witness build's time): generate streams into validate, which checks the
+/// tasks as made instead of parsing their lines back. A validate that reads the same artifact
+/// back (generate fresh, validate rerun) must publish the same bytes: tasks, plans, reports.
+#[test]
+fn issue27_generate_streamed_into_validate_gives_the_bytes_of_a_validate_reading_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = gtb().args(build_args(&out, 300, 5)).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("generate  streams into validate"), "{err}");
+    let files = [
+        "test.jsonl",
+        "plans.jsonl",
+        "validation_reports/report.json",
+    ];
+    let streamed: Vec<String> = files.iter().map(|f| sha256(&out.join(f))).collect();
+    std::fs::remove_file(out.join(".work/validate.fingerprint.json")).unwrap();
+    let o = gtb().args(build_args(&out, 300, 5)).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("generate  fresh, reused"), "{err}");
+    assert!(!err.contains("streams into"), "{err}");
+    let read_back: Vec<String> = files.iter().map(|f| sha256(&out.join(f))).collect();
+    assert_eq!(streamed, read_back);
+}
+
 /// Runs `script` (sh) in a new user and mount namespace when the system allows it.
 fn in_namespace(script: &str) -> Option<Output> {
     let probe = Command::new("unshare")
@@ -367,8 +394,9 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
             let (out, err) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
             assert!(out.contains("rc=1"), "{out}{err}");
             assert!(
-                err.contains("stage generate: writing ")
-                    && err.contains(&format!("{}/out/.work/generate.jsonl.tmp", mnt.display()))
+                err.contains("stage validate (generate streamed into it): writing ")
+                    && err.contains(&format!("{}/out/.work/", mnt.display()))
+                    && err.contains(".jsonl.tmp")
                     && err.contains("No space left on device"),
                 "{err}"
             );
@@ -378,8 +406,8 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
             "NOTE: no user namespace for a tmpfs here: the ENOSPC case is covered by the file size limit below only"
         ),
     }
-    // a file size limit: the work folder's first large artifact, generate.jsonl (3.5 MB),
-    // does not fit
+    // a file size limit: the work folder's large artifacts (generate.jsonl, 3.5 MB, and the
+    // witnesses, written side by side as generate streams into validate) do not fit
     let out = dir.path().join("out");
     // bash: its `ulimit -f` counts KiB (POSIX sh may count 512-byte blocks)
     let o = Command::new("bash")
@@ -396,8 +424,9 @@ fn issue13_06_a_full_disk_names_the_stage_and_the_path() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("stage generate: writing ")
-            && err.contains(&format!("{}/.work/generate.jsonl.tmp", out.display()))
+        err.contains("stage validate (generate streamed into it): writing ")
+            && err.contains(&format!("{}/.work/", out.display()))
+            && err.contains(".jsonl.tmp")
             && err.contains("File too large"),
         "{err}"
     );

@@ -3,6 +3,11 @@
 //! release line it would be published as, so that validate passes an untouched first attempt
 //! on as it is instead of writing it again. `attempt` is also the one way the validate stage
 //! asks the generator again.
+//!
+//! When validate runs too (always, after a rerun of this stage), the stage streams into it
+//! (`Stage::stream`): validate makes each chunk with [`first_attempts`] as it needs it, writing
+//! the same artifact, and checks the tasks as made instead of parsing their lines back (a
+//! seventh of a no-witness build's CPU). Both stages are recorded once validate succeeds.
 
 use super::BuildStage;
 use super::split::{Artifacts, Split};
@@ -49,34 +54,63 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Generate {
         let pb = super::bar(skeletons.len(), "generate");
         let work = &ctx.paths.work;
         gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Generate), |w| {
+            let mut pos = 0;
             for chunk in skeletons.chunks(CHUNK) {
-                let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
-                let tasks = attempt(ctx, &items)?;
-                // serialise in parallel, write in order; a failed first attempt is stored as
-                // a marker line and retried by validate
-                // (the tasks are consumed, so that the workers free them too)
-                let lines: Vec<Vec<u8>> = chunk
-                    .par_iter()
-                    .zip(tasks.into_par_iter())
-                    .map(|(sk, t)| match t {
-                        Ok(t) => Ok(gtb_core::pyjson::to_vec(&t)),
-                        Err(e) => serde_json::to_vec(
-                            &serde_json::json!({"failed": sk.task_id, "error": e}),
-                        ),
-                    })
-                    .collect::<Result<_, _>>()?;
-                for l in lines {
-                    w.write_all(&l)?;
-                    w.write_all(b"\n")?;
-                }
+                // the tasks are freed by the workers, not one by one here
+                first_attempts(ctx, chunk, w, &mut pos)?
+                    .0
+                    .into_par_iter()
+                    .for_each(drop);
                 pb.inc(chunk.len() as u64);
-                gtb_ops::publish::crash_point("generate:chunk-written");
             }
             Ok(())
         })?;
         pb.finish_and_clear();
         Ok(())
     }
+    fn stream(&self, _ctx: &Split<'a>, art: &mut Artifacts) -> Result<bool> {
+        art.generate_streams = true;
+        Ok(true)
+    }
+}
+
+/// Where a line of the generate artifact is: its offset and length (without its newline).
+pub(super) type LineAt = (u64, usize);
+
+/// A chunk's first attempts, their lines appended to the generate artifact `w`, which is `pos`
+/// bytes long (and is moved on): each slot's task (`None`: a failure, stored as a marker line
+/// and retried by validate) and its line's span.
+pub(super) fn first_attempts(
+    ctx: &Split,
+    chunk: &[Skeleton],
+    w: &mut dyn std::io::Write,
+    pos: &mut u64,
+) -> Result<(Vec<Option<Task>>, Vec<LineAt>)> {
+    let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
+    let tasks = attempt(ctx, &items)?;
+    // serialise in parallel, write in order
+    let lines: Vec<Vec<u8>> = chunk
+        .par_iter()
+        .zip(tasks.par_iter())
+        .map(|(sk, t)| match t {
+            Ok(t) => Ok(gtb_core::pyjson::to_vec(t)),
+            Err(e) => serde_json::to_vec(&serde_json::json!({"failed": sk.task_id, "error": e})),
+        })
+        .collect::<Result<_, _>>()?;
+    let mut at = Vec::with_capacity(lines.len());
+    for l in lines {
+        w.write_all(&l)?;
+        w.write_all(b"\n")?;
+        at.push((*pos, l.len()));
+        *pos += l.len() as u64 + 1;
+    }
+    gtb_ops::publish::crash_point("generate:chunk-written");
+    // what validate would read back from these lines: a failure marker, or a line of another
+    // skeleton, is no first attempt
+    let tasks = (tasks.into_iter().zip(chunk))
+        .map(|(t, sk)| t.ok().filter(|t| t.task_id == sk.task_id))
+        .collect();
+    Ok((tasks, at))
 }
 
 /// One batch of generation requests -> assembled tasks (errors stay per item). A run-level

@@ -380,6 +380,7 @@ fn print_event(split: &str, e: &Event<BuildStage>) {
             Freshness::Dirty(r) => line(d.stage, format!("runs: {r}")),
             Freshness::Fresh => line(d.stage, "runs".into()),
         },
+        Event::Streams(d, into) => line(d.stage, format!("streams into {}", into.name())),
         Event::Finished(d, t) => line(d.stage, format!("done ({:.1} s)", t.as_secs_f64())),
         Event::Failed(d, t) => line(d.stage, format!("failed ({:.1} s)", t.as_secs_f64())),
     }

@@ -139,6 +139,9 @@ pub(super) struct Artifacts {
     /// every stage's fingerprint and freshness (the manifest records them)
     pub decided: Vec<Decided<BuildStage>>,
     pub sample: Option<Sampled>,
+    /// `generate` streams into `validate` (`Stage::stream`): validate makes the first attempts
+    /// chunk by chunk and writes `generate.jsonl` as it goes, instead of reading it back
+    pub generate_streams: bool,
     pub validate: Option<Validated>,
     pub publish: Option<Published>,
 }

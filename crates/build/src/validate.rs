@@ -7,7 +7,7 @@
 //! publish it, and `validate.summary.json` keeps the counts for the manifest.
 
 use super::BuildStage;
-use super::generate::{CHUNK, attempt};
+use super::generate::{CHUNK, LineAt, attempt, first_attempts};
 use super::sample::{class_of, replacement};
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
 use super::split::{Artifacts, Split, Validated};
@@ -58,6 +58,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         out
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
+        let streamed = std::mem::take(&mut art.generate_streams);
         let skeletons = &art.sampled()?.skeletons;
         let validator = Validator::new(ctx.res, ctx.cfg);
         let work = &ctx.paths.work;
@@ -74,41 +75,27 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
             std::fs::remove_file(&index)
                 .with_context(|| format!("removing {}", index.display()))?;
         }
-        let generated = work.artifact(BuildStage::Generate);
-        let file = std::fs::File::open(&generated)
-            .with_context(|| format!("reading {}", generated.display()))?;
-        let mut first_attempts = Reader {
-            r: std::io::BufReader::with_capacity(1 << 20, file),
-            pos: 0,
-        };
         let mut spans = Spans::default();
-        // chunk by chunk: settle the first attempts, replace what was dropped, write the lines
-        // (and with `[solve]` their witnesses) in slot order and book every slot's history in
-        // slot order
-        gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
-            let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
-                for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                    let (first, at) = read_first_attempts(chunk, &mut first_attempts)?;
-                    let settled = settle_batch(ctx, &validator, chunk.iter().collect(), first)?;
-                    let start = ctx.slots.start + ci * CHUNK;
-                    let histories =
-                        replace_dropped(ctx, &validator, chunk, start, settled, &tally)?;
-                    let out = Out {
-                        w,
-                        witnesses,
-                        spans: &mut spans,
-                    };
-                    write_slots(histories, at, &mut tally, out)?;
-                    pb.inc(chunk.len() as u64);
-                }
-                Ok(())
-            };
-            if ctx.cfg.solve.enabled {
-                gtb_core::digest::write_streaming_atomic(&witness_path(work), fill)
-            } else {
-                fill(&mut std::io::sink())
-            }
-        })?;
+        let mut settle = |first: &mut FirstAttempts| -> Result<()> {
+            settle_all(
+                ctx, &validator, skeletons, first, &mut tally, &mut spans, &pb,
+            )
+        };
+        let generated = work.artifact(BuildStage::Generate);
+        if streamed {
+            // the generate stage streams into this one: its artifact is made here, chunk by
+            // chunk, and put in place before this stage's index
+            gtb_core::digest::write_streaming_atomic(&generated, |w| {
+                settle(&mut FirstAttempts::Made { w, pos: 0 })
+            })?;
+        } else {
+            let file = std::fs::File::open(&generated)
+                .with_context(|| format!("reading {}", generated.display()))?;
+            settle(&mut FirstAttempts::Read(Reader {
+                r: std::io::BufReader::with_capacity(1 << 20, file),
+                pos: 0,
+            }))?;
+        }
         gtb_ops::publish::crash_point("validate:lines-written");
         pb.finish_and_clear();
         let (report, summary, audit) = summarise(skeletons, tally);
@@ -131,6 +118,64 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
             audit: None,
         });
         Ok(())
+    }
+}
+
+/// Settle every slot, chunk by chunk: the first attempts, the replacements of what was dropped,
+/// the lines (and with `[solve]` their witnesses) written in slot order and every slot's
+/// history booked in slot order.
+fn settle_all(
+    ctx: &Split,
+    validator: &Validator,
+    skeletons: &[Skeleton],
+    first_attempts: &mut FirstAttempts,
+    tally: &mut Tally,
+    spans: &mut Spans,
+    pb: &indicatif::ProgressBar,
+) -> Result<()> {
+    let work = &ctx.paths.work;
+    gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
+        let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
+            for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
+                let (first, at) = first_attempts.chunk(ctx, chunk)?;
+                let settled = settle_batch(ctx, validator, chunk.iter().collect(), first)?;
+                let start = ctx.slots.start + ci * CHUNK;
+                let histories = replace_dropped(ctx, validator, chunk, start, settled, tally)?;
+                let out = Out {
+                    w,
+                    witnesses,
+                    spans,
+                };
+                write_slots(histories, at, tally, out)?;
+                pb.inc(chunk.len() as u64);
+            }
+            Ok(())
+        };
+        if ctx.cfg.solve.enabled {
+            gtb_core::digest::write_streaming_atomic(&witness_path(work), fill)
+        } else {
+            fill(&mut std::io::sink())
+        }
+    })
+}
+
+/// Where a chunk's first attempts come from: the generate artifact, read back; or, when the
+/// generate stage streams into this one, the generator, whose lines go to that artifact.
+enum FirstAttempts<'w> {
+    Read(Reader<std::io::BufReader<std::fs::File>>),
+    Made { w: &'w mut dyn Write, pos: u64 },
+}
+
+impl FirstAttempts<'_> {
+    fn chunk(
+        &mut self,
+        ctx: &Split,
+        chunk: &[Skeleton],
+    ) -> Result<(Vec<Option<Task>>, Vec<LineAt>)> {
+        match self {
+            FirstAttempts::Read(lines) => read_first_attempts(chunk, lines),
+            FirstAttempts::Made { w, pos } => first_attempts(ctx, chunk, *w, pos),
+        }
     }
 }
 
@@ -251,9 +296,6 @@ pub(super) fn waiting_report(work: &gtb_pipeline::WorkDir) -> Result<Report> {
     let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&bytes).with_context(|| format!("reading {}", path.display()))
 }
-
-/// Where a line of the generate artifact is: its offset and length (without its newline).
-type LineAt = (u64, usize);
 
 /// The generate artifact, read line by line, and the offset of its next line.
 struct Reader<R> {

@@ -36,6 +36,14 @@ pub trait Stage<C, A, I: StageId> {
     fn reuse(&self, _ctx: &C, _art: &mut A) -> Result<()> {
         Ok(())
     }
+    /// Pipelining: asked instead of `run` when the next stage runs too. A stage whose work the
+    /// next one can do as it goes (making each piece as it is needed, its artifact included,
+    /// rather than reading it back) leaves in `art` what the next stage needs for that and
+    /// says `true`. The runner then records both fingerprints only once the next stage's `run`
+    /// succeeds. `false` (the default): the stage runs on its own.
+    fn stream(&self, _ctx: &C, _art: &mut A) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// A stage's fingerprint and whether it runs, decided before anything runs.
@@ -54,6 +62,9 @@ pub enum Event<'a, I> {
     Reused(&'a Decided<I>),
     /// A stage starts (its decision says why).
     Started(&'a Decided<I>),
+    /// A started stage's work is done inside the next stage's (`Stage::stream`); it finishes
+    /// or fails with it.
+    Streams(&'a Decided<I>, I),
     /// A stage finished and its fingerprint is recorded.
     Finished(&'a Decided<I>, Duration),
     /// A stage failed; nothing of it was recorded as done.
@@ -149,7 +160,9 @@ impl<'s, C, A, I: StageId> Dag<'s, C, A, I> {
         art: &mut A,
         report: &mut dyn FnMut(Event<I>),
     ) -> Result<()> {
-        for (s, d) in self.stages.iter().zip(decided) {
+        // a stage streaming into the current one: its index and start
+        let mut streaming: Option<(usize, Instant)> = None;
+        for (i, (s, d)) in self.stages.iter().zip(decided).enumerate() {
             if d.freshness.is_fresh() {
                 report(Event::Reused(d));
                 s.reuse(ctx, art)?;
@@ -157,15 +170,44 @@ impl<'s, C, A, I: StageId> Dag<'s, C, A, I> {
             }
             report(Event::Started(d));
             let t0 = Instant::now();
-            let done = s
-                .run(ctx, art)
-                .and_then(|()| work.commit_fingerprint(s.id(), &d.fingerprint));
+            let next_runs = decided.get(i + 1).is_some_and(|n| !n.freshness.is_fresh());
+            let streams = match next_runs {
+                true => s.stream(ctx, art),
+                false => Ok(false),
+            };
+            if let Ok(true) = streams {
+                report(Event::Streams(d, decided[i + 1].stage));
+                streaming = Some((i, t0));
+                continue;
+            }
+            let up = streaming.take();
+            let done = streams.and_then(|_| s.run(ctx, art)).and_then(|()| {
+                if let Some((j, _)) = up {
+                    work.commit_fingerprint(decided[j].stage, &decided[j].fingerprint)?;
+                }
+                work.commit_fingerprint(s.id(), &d.fingerprint)
+            });
+            if let Some((j, t)) = up {
+                report(match &done {
+                    Ok(()) => Event::Finished(&decided[j], t.elapsed()),
+                    Err(_) => Event::Failed(&decided[j], t.elapsed()),
+                });
+            }
             match done {
                 Ok(()) => report(Event::Finished(d, t0.elapsed())),
                 Err(e) => {
                     report(Event::Failed(d, t0.elapsed()));
-                    // one message with the whole chain: `to_string()` names the stage and the cause
-                    return Err(anyhow::anyhow!("stage {}: {e:#}", s.id().name()));
+                    // one message with the whole chain: `to_string()` names the stage (both
+                    // stages, when one streamed into the other) and the cause
+                    let name = match up {
+                        Some((j, _)) => format!(
+                            "{} ({} streamed into it)",
+                            s.id().name(),
+                            decided[j].stage.name()
+                        ),
+                        None => s.id().name().to_string(),
+                    };
+                    return Err(anyhow::anyhow!("stage {name}: {e:#}"));
                 }
             }
         }
@@ -197,11 +239,15 @@ mod tests {
         id: Id,
         upstream: &'static [Id],
         fail: bool,
+        /// its work (its artifact) is done by the next stage when that runs too
+        streams: bool,
     }
 
     struct Ctx {
         inputs: BTreeMap<&'static str, String>,
         ran: RefCell<Vec<&'static str>>,
+        /// a stage that streamed into the next: the next writes its artifact
+        pending: RefCell<Option<&'static str>>,
     }
 
     impl Stage<Ctx, Vec<&'static str>, Id> for Probe {
@@ -220,9 +266,19 @@ mod tests {
             if self.fail {
                 bail!("{name} broke");
             }
-            art.push(name);
-            std::fs::write(ctx.inputs["dir"].clone() + "/" + name + ".jsonl", b"")?;
+            let streamed = ctx.pending.borrow_mut().take();
+            for n in streamed.into_iter().chain([name]) {
+                art.push(n);
+                std::fs::write(ctx.inputs["dir"].clone() + "/" + n + ".jsonl", b"")?;
+            }
             Ok(())
+        }
+        fn stream(&self, ctx: &Ctx, _art: &mut Vec<&'static str>) -> Result<bool> {
+            if self.streams {
+                ctx.ran.borrow_mut().push("streams");
+                *ctx.pending.borrow_mut() = Some(self.id.name());
+            }
+            Ok(self.streams)
         }
     }
 
@@ -230,21 +286,25 @@ mod tests {
         id: Id::A,
         upstream: &[],
         fail: false,
+        streams: false,
     };
     const B: Probe = Probe {
         id: Id::B,
         upstream: &[Id::A],
         fail: false,
+        streams: false,
     };
     const C: Probe = Probe {
         id: Id::C,
         upstream: &[],
         fail: false,
+        streams: false,
     };
     const D: Probe = Probe {
         id: Id::D,
         upstream: &[Id::B, Id::C],
         fail: false,
+        streams: false,
     };
 
     fn ctx(dir: &std::path::Path, a: &str) -> Ctx {
@@ -257,6 +317,7 @@ mod tests {
         Ctx {
             inputs,
             ran: RefCell::new(Vec::new()),
+            pending: RefCell::new(None),
         }
     }
 
@@ -310,24 +371,10 @@ mod tests {
     fn events_come_as_the_work_happens_and_a_failure_stops_the_run() {
         let dir = tempfile::tempdir().unwrap();
         let work = WorkDir::new(dir.path());
-        let broken = Probe {
-            id: Id::B,
-            upstream: &[Id::A],
-            fail: true,
-        };
+        let broken = Probe { fail: true, ..B };
         let dag = Dag::new(vec![&A, &broken, &C]).unwrap();
         let c = ctx(dir.path(), "1");
-        let p = dag.decide(&c, &work);
-        let mut log = Vec::new();
-        let r = dag.execute(&p, &c, &work, &mut Vec::new(), &mut |e| {
-            log.push(match e {
-                Event::Explained(d) => format!("explain {}", d.stage.name()),
-                Event::Reused(d) => format!("reuse {}", d.stage.name()),
-                Event::Started(d) => format!("start {}", d.stage.name()),
-                Event::Finished(d, _) => format!("done {}", d.stage.name()),
-                Event::Failed(d, _) => format!("failed {}", d.stage.name()),
-            })
-        });
+        let (r, log) = logged(&dag, &c, &work);
         assert!(format!("{:#}", r.unwrap_err()).contains("stage b: b broke"));
         assert_eq!(log, ["start a", "done a", "start b", "failed b"]);
         assert_eq!(*c.ran.borrow(), ["a", "b"]);
@@ -335,6 +382,78 @@ mod tests {
         let p = dag.decide(&c, &work);
         assert_eq!(p[0].freshness, Freshness::Fresh);
         assert_eq!(p[1].freshness, Freshness::Dirty(DirtyReason::NoPreviousRun));
+    }
+
+    /// Execute with every event logged as a short line.
+    fn logged(
+        dag: &Dag<Ctx, Vec<&'static str>, Id>,
+        c: &Ctx,
+        work: &WorkDir,
+    ) -> (Result<()>, Vec<String>) {
+        let p = dag.decide(c, work);
+        let mut log = Vec::new();
+        let r = dag.execute(&p, c, work, &mut Vec::new(), &mut |e| {
+            log.push(match e {
+                Event::Explained(d) => format!("explain {}", d.stage.name()),
+                Event::Reused(d) => format!("reuse {}", d.stage.name()),
+                Event::Started(d) => format!("start {}", d.stage.name()),
+                Event::Streams(d, into) => {
+                    format!("{} streams into {}", d.stage.name(), into.name())
+                }
+                Event::Finished(d, _) => format!("done {}", d.stage.name()),
+                Event::Failed(d, _) => format!("failed {}", d.stage.name()),
+            })
+        });
+        (r, log)
+    }
+
+    #[test]
+    fn a_streamed_stage_finishes_or_fails_with_the_stage_it_streams_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = WorkDir::new(dir.path());
+        let a = Probe { streams: true, ..A };
+        let broken = Probe { fail: true, ..B };
+        let c = ctx(dir.path(), "1");
+        let (r, log) = logged(&Dag::new(vec![&a, &broken]).unwrap(), &c, &work);
+        let e = format!("{:#}", r.unwrap_err());
+        assert!(e.contains("stage b (a streamed into it): b broke"), "{e}");
+        assert_eq!(
+            log,
+            [
+                "start a",
+                "a streams into b",
+                "start b",
+                "failed a",
+                "failed b"
+            ]
+        );
+        // neither left a fingerprint
+        let dag = Dag::new(vec![&a, &B, &C]).unwrap();
+        let p = dag.decide(&c, &work);
+        assert_eq!(p[0].freshness, Freshness::Dirty(DirtyReason::NoPreviousRun));
+        // the next stage does the streamed one's work; both are recorded once it succeeds
+        let (r, log) = logged(&dag, &c, &work);
+        r.unwrap();
+        assert_eq!(
+            log,
+            [
+                "start a",
+                "a streams into b",
+                "start b",
+                "done a",
+                "done b",
+                "start c",
+                "done c"
+            ]
+        );
+        assert_eq!(*c.ran.borrow(), ["streams", "b", "streams", "b", "c"]);
+        assert!(dag.decide(&c, &work).iter().all(|d| d.freshness.is_fresh()));
+        // a stage whose next stage does not run runs on its own
+        std::fs::remove_file(dir.path().join("a.jsonl")).unwrap();
+        c.ran.borrow_mut().clear();
+        let (r, _) = logged(&Dag::new(vec![&a]).unwrap(), &c, &work);
+        r.unwrap();
+        assert_eq!(*c.ran.borrow(), ["a"]);
     }
 
     #[test]
