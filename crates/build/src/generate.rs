@@ -23,6 +23,9 @@ use rayon::prelude::*;
 /// reused.
 const ARTIFACT_FORMAT: &str = "release-line-v1";
 
+/// A task line's buffer to begin with: most lines are 3–8 KB.
+pub(super) const TASK_LINE_BYTES: usize = 8192;
+
 /// Tasks per chunk of the streaming stages.
 pub(super) const CHUNK: usize = 4096;
 
@@ -93,7 +96,7 @@ pub(super) fn first_attempts(
         .par_iter()
         .zip(tasks.par_iter())
         .map(|(sk, t)| match t {
-            Ok(t) => Ok(gtb_core::pyjson::to_vec(t)),
+            Ok(t) => Ok(gtb_core::pyjson::to_vec_sized(t, TASK_LINE_BYTES)),
             Err(e) => serde_json::to_vec(&serde_json::json!({"failed": sk.task_id, "error": e})),
         })
         .collect::<Result<_, _>>()?;

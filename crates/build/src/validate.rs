@@ -7,7 +7,7 @@
 //! publish it, and `validate.summary.json` keeps the counts for the manifest.
 
 use super::BuildStage;
-use super::generate::{CHUNK, LineAt, attempt, first_attempts};
+use super::generate::{CHUNK, LineAt, TASK_LINE_BYTES, attempt, first_attempts};
 use super::sample::{class_of, replacement};
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
 use super::split::{Artifacts, Split, Validated};
@@ -260,7 +260,9 @@ fn write_slots(
             // a first attempt accepted as it was stays where the generate stage wrote it
             let task = match h.untouched_first() {
                 true => None,
-                false => h.accepted().map(gtb_core::pyjson::to_vec),
+                false => h
+                    .accepted()
+                    .map(|t| gtb_core::pyjson::to_vec_sized(t, TASK_LINE_BYTES)),
             };
             (task, h.witness().map(gtb_core::pyjson::to_vec))
         })

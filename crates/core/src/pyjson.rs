@@ -44,7 +44,13 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
 
 /// One value as Python-style JSON bytes (for writing: no second UTF-8 check of the text).
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
+    to_vec_sized(value, 256)
+}
+
+/// [`to_vec`] into a buffer of `capacity` bytes to begin with: a task line is about 5 KB, which
+/// grown from 256 bytes is copied five times.
+pub fn to_vec_sized<T: Serialize + ?Sized>(value: &T, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
     write_value(&mut out, value).expect("serialising in-memory values cannot fail");
     out
 }

@@ -186,7 +186,8 @@ impl Terms {
     ) -> Terms {
         let mut t = Terms::default();
         // members share many values (copied tiers, the same sights): each is looked up once
-        let mut seen: gtb_core::FastSet<&str> = Default::default();
+        let mut seen: gtb_core::FastSet<&str> =
+            gtb_core::FastSet::with_capacity_and_hasher(128, Default::default());
         for p in tables {
             for item in p.list_items() {
                 if seen.insert(item.value) {
