@@ -95,10 +95,9 @@ impl Terms {
         }
         self
     }
-    /// The longest term that starts `text`: those of two or more characters share its first
-    /// two, and are longer than those of one.
-    fn longest_at(&self, text: &str) -> Option<(usize, &Sense)> {
-        let (first, second) = key2(text)?;
+    /// The longest term that starts `text`, whose first two characters are `key` (`key2`):
+    /// those of two or more characters share them, and are longer than those of one.
+    fn longest_at(&self, text: &str, (first, second): (char, char)) -> Option<(usize, &Sense)> {
         let fits = |key| {
             if !self.keys.may_hold(key) {
                 return None;
@@ -226,7 +225,8 @@ impl Terms {
 /// The longest term of any set that starts `text`, its senses merged when sets agree on it.
 pub(crate) fn recognise(sets: &[&Terms], text: &str) -> Option<(usize, Sense)> {
     let mut best: Option<(usize, Sense)> = None;
-    for (len, sense) in sets.iter().filter_map(|s| s.longest_at(text)) {
+    let key = key2(text)?;
+    for (len, sense) in sets.iter().filter_map(|s| s.longest_at(text, key)) {
         match &mut best {
             Some((l, s)) if *l == len => s.merge(sense),
             Some((l, _)) if *l > len => {}
