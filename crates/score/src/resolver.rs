@@ -164,10 +164,19 @@ impl PoiDb {
         }
         let n = name.chars().count();
         let mut best: Option<(usize, usize)> = None; // (index, stored length)
+        // a zero-length query has ratio 0 and never beats the initial 0.0
+        if n == 0 {
+            return None;
+        }
+        // the needle's searcher built once for the whole table (`str::contains` builds one
+        // per name); a name shorter than the query cannot hold it
+        let finder = memchr::memmem::Finder::new(name.as_bytes());
         for (i, p) in c.pois.iter().enumerate() {
-            // ratio n / len beats the best n / best_len when len < best_len; a zero-length
-            // query has ratio 0 and never beats the initial 0.0
-            if n > 0 && p.name.contains(name) && best.is_none_or(|(_, bl)| c.chars[i] < bl) {
+            // ratio n / len beats the best n / best_len when len < best_len
+            if p.name.len() >= name.len()
+                && finder.find(p.name.as_bytes()).is_some()
+                && best.is_none_or(|(_, bl)| c.chars[i] < bl)
+            {
                 best = Some((i, c.chars[i]));
             }
         }

@@ -54,7 +54,32 @@ pub fn venue_id(city: &str, name: &str) -> String {
 
 /// A stable small number of a text (modelled train and flight numbers, schedule offsets).
 pub fn small_hash(text: &str, modulo: u32) -> u32 {
-    let h = blake3::hash(text.as_bytes());
+    small_hash_of(&[text], modulo)
+}
+
+/// `n` in decimal, written into `buf` (no allocation).
+pub fn decimal(n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
+}
+
+/// [`small_hash`] of the text `parts` make one after another, without building it (a world
+/// numbers millions of services).
+pub fn small_hash_of(parts: &[&str], modulo: u32) -> u32 {
+    let mut hasher = blake3::Hasher::new();
+    for p in parts {
+        hasher.update(p.as_bytes());
+    }
+    let h = hasher.finalize();
     let b = h.as_bytes();
     u32::from_le_bytes([b[0], b[1], b[2], b[3]]) % modulo
 }
@@ -97,6 +122,19 @@ pub fn minutes(hhmm: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_and_hashes_in_parts_are_the_formatted_ones() {
+        let mut buf = [0; 10];
+        for n in [0, 7, 10, 99, 1234, 86_399, u32::MAX] {
+            assert_eq!(decimal(n, &mut buf), n.to_string());
+        }
+        let whole = small_hash("北京市>上海市>高铁>485", 9000);
+        assert_eq!(
+            small_hash_of(&["北京市", ">", "上海市>高铁", ">485"], 9000),
+            whole
+        );
+    }
 
     #[test]
     fn issue28_forms_ids_hours() {

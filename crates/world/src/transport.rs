@@ -4,7 +4,7 @@
 //! modelled (a fixed daily pattern per pair plus every departure a witness plan takes on that
 //! date), and the answers say so.
 
-use crate::names::{minutes, small_hash};
+use crate::names::{decimal, minutes, small_hash_of};
 use crate::poi::{Answer, fit_texts};
 use crate::{World, no_data, param};
 use gtb_resources::{CityId, TransportOption};
@@ -62,7 +62,7 @@ impl World<'_> {
             .iter()
             .filter(|o| modes.contains(&o.mode))
         {
-            let offset = small_hash(&format!("{from}>{to}>{}", o.mode), 6) * 5;
+            let offset = small_hash_of(&[from, ">", to, ">", o.mode], 6) * 5;
             let mut times: Vec<u32> = pattern(o.mode).iter().map(|t| t + offset).collect();
             if let Some(w) = self
                 .facts
@@ -86,31 +86,41 @@ impl World<'_> {
     /// One service as compact JSON, written directly (a world writes millions): the text
     /// serde_json gives for the object of these fields in this order.
     fn service_text(&self, a: CityId, b: CityId, s: &Service, flight: bool) -> String {
-        use std::fmt::Write;
         let o = s.option;
         let (from, to) = (
             &self.res.cities[a as usize].name,
             &self.res.cities[b as usize].name,
         );
-        let h = small_hash(&format!("{from}>{to}>{}>{}", o.mode, s.depart), 9000) + 1000;
+        let mut buf = [0; 10];
+        let depart = decimal(s.depart, &mut buf);
+        let h = small_hash_of(&[from, ">", to, ">", o.mode, ">", depart], 9000) + 1000;
         let prefix = match o.mode {
             "高铁" => "G",
             "火车" => "K",
             _ => "GT",
         };
         let number_key = if flight { "flight_no" } else { "train_no" };
-        let mode = Value::from(o.mode);
         let arrive = s.depart + o.minutes;
-        let (depart_at, arrive_at) = (gtb_plan::hhmm(s.depart), gtb_plan::hhmm(arrive));
         let mut t = String::with_capacity(128);
-        let _ = write!(
-            t,
-            "{{\"{number_key}\":\"{prefix}{h}\",\"type\":{mode},\"depart\":\"{depart_at}\",\
-             \"arrive\":\"{arrive_at}\",\"minutes\":{},\"price\":{}",
-            o.minutes, o.fare
-        );
+        let mut number = |t: &mut String, n: u32| t.push_str(decimal(n, &mut buf));
+        t.push_str("{\"");
+        t.push_str(number_key);
+        t.push_str("\":\"");
+        t.push_str(prefix);
+        number(&mut t, h);
+        t.push_str("\",\"type\":");
+        push_json_string(&mut t, o.mode);
+        t.push_str(",\"depart\":\"");
+        t.push_str(&gtb_plan::hhmm(s.depart));
+        t.push_str("\",\"arrive\":\"");
+        t.push_str(&gtb_plan::hhmm(arrive));
+        t.push_str("\",\"minutes\":");
+        number(&mut t, o.minutes);
+        t.push_str(",\"price\":");
+        number(&mut t, o.fare);
         if arrive >= 24 * 60 {
-            let _ = write!(t, ",\"arrive_day_offset\":{}", arrive / (24 * 60));
+            t.push_str(",\"arrive_day_offset\":");
+            number(&mut t, arrive / (24 * 60));
         }
         t.push('}');
         t
@@ -194,5 +204,17 @@ impl World<'_> {
 
     pub(crate) fn flights(&self, p: &Map<String, Value>) -> Answer {
         self.timetable(p, &["飞机"], true)
+    }
+}
+
+/// A string as a JSON string literal, as serde_json writes it: as it is between quotes when no
+/// character needs escaping (the modes never do).
+fn push_json_string(t: &mut String, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        t.push_str(&Value::from(s).to_string());
+    } else {
+        t.push('"');
+        t.push_str(s);
+        t.push('"');
     }
 }
