@@ -79,25 +79,22 @@ fn member(p: &mut Preference, log: &mut Log) {
     ];
     four_tiers(&mut tiers, &TRANSPORT_PAIRS, "", log);
     let hp = &mut g.hotel_preference;
-    let prefer = hp.prefer.clone();
     log.keep_stronger(
         "",
-        (&prefer, "hotel_preference.prefer"),
+        (&hp.prefer, "hotel_preference.prefer"),
         (&mut hp.avoid, "hotel_preference.avoid"),
     );
     for (city, cp) in p.city_specific_preferences.iter_mut() {
         let a = &mut cp.attractions;
-        let must = a.must_visit.clone();
         log.keep_stronger(
             city,
-            (&must, "attractions.must_visit"),
+            (&a.must_visit, "attractions.must_visit"),
             (&mut a.reject_visit, "attractions.reject_visit"),
         );
         let c = &mut a.category_pref;
-        let positive = c.positive.clone();
         log.keep_stronger(
             city,
-            (&positive, "category_pref.positive"),
+            (&c.positive, "category_pref.positive"),
             (&mut c.negative, "category_pref.negative"),
         );
         let fo = &mut cp.food;
@@ -113,6 +110,11 @@ fn member(p: &mut Preference, log: &mut Log) {
 
 /// A four-tier field: each (stronger, weaker) pair, the stronger tier as it was before any fix.
 fn four_tiers(tiers: &mut Tiers, pairs: &[(usize, usize)], city: &str, log: &mut Log) {
+    // most members name no item twice: nothing to copy then
+    let clash = |&(s, w): &(usize, usize)| tiers[w].1.iter().any(|x| tiers[s].1.contains(x));
+    if !pairs.iter().any(clash) {
+        return;
+    }
     let before: Vec<Vec<String>> = tiers.iter().map(|(_, l)| l.to_vec()).collect();
     for &(s, w) in pairs {
         let strong_field = tiers[s].0;
