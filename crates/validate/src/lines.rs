@@ -185,6 +185,8 @@ fn tier_words(firm: bool) -> &'static str {
 pub fn check_line(sets: &[&Terms], table: &Preference, text: &str) -> Vec<LineIssue> {
     let mut issues = Vec::new();
     let mut aspects: Vec<&'static str> = Vec::new();
+    // the table's items, walked once for all the line's mentions
+    let items: Vec<ListItem> = table.list_items().collect();
     for sentence in text.split(['。', '！', '？', '!', '?', '；', ';', '\n', '…']) {
         // a city named sets the context of its sentence only: 「到丽江必须吃米灌肠。云南菜我绝对不吃。」
         // says nothing of 丽江 in its second sentence
@@ -201,7 +203,7 @@ pub fn check_line(sets: &[&Terms], table: &Preference, text: &str) -> Vec<LineIs
         for (i, c) in clauses.iter().enumerate() {
             let stance = c.stance().or_else(|| inherited(&clauses, i));
             for (values, ctx, said) in &c.mentions {
-                let issue = mention(table, values, ctx.as_deref(), said, stance.as_ref());
+                let issue = mention(&items, values, ctx.as_deref(), said, stance.as_ref());
                 match issue {
                     Ok(subject) => push_aspect(&mut aspects, subject),
                     Err(e) => issues.push(e),
@@ -338,14 +340,14 @@ fn read_clause(sets: &[&Terms], text: &str, city: &mut Option<String>) -> Clause
 
 /// Resolve one mention against the speaker's table: the aspect it voices, or its issue.
 fn mention(
-    table: &Preference,
+    items: &[ListItem],
     values: &[String],
     city: Option<&str>,
     said: &str,
     stance: Option<&(bool, Vec<Strength>)>,
 ) -> Result<&'static str, LineIssue> {
-    let all: Vec<ListItem> = table
-        .list_items()
+    let all: Vec<&ListItem> = items
+        .iter()
         .filter(|i| values.iter().any(|v| v == i.value))
         .collect();
     let Some(first) = all.first() else {
@@ -360,12 +362,13 @@ fn mention(
     // the items of the city in context, when it has any (the context may be stale)
     let here: Vec<&ListItem> = all
         .iter()
+        .copied()
         .filter(|i| i.city.is_none() || city.is_some_and(|c| i.city == Some(c)))
         .collect();
     let pool: Vec<&ListItem> = if here.iter().any(|i| i.city.is_some()) {
         here
     } else {
-        all.iter().collect()
+        all
     };
     let same: Vec<&&ListItem> = pool
         .iter()

@@ -57,6 +57,12 @@ pub(super) fn figure_at(tail: &str, clause: &str) -> Option<(usize, Option<Figur
 /// A number that starts `text`: digits (with thousands commas, a decimal point and a 千 / 万
 /// after them) or Chinese numerals; with the bytes it takes.
 pub(super) fn number_at(text: &str) -> Option<(u32, usize)> {
+    // asked at every character of a line: most start no number
+    let first = text.chars().next()?;
+    if !(first.is_ascii_digit() || chinese_digit(first).is_some() || chinese_unit(first).is_some())
+    {
+        return None;
+    }
     let digits: String = text
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
@@ -80,23 +86,13 @@ pub(super) fn number_at(text: &str) -> Option<(u32, usize)> {
 
 /// A Chinese numeral (三, 十二, 两千五百, 一万) that starts `text`, with the bytes it takes.
 pub(super) fn chinese_number(text: &str) -> Option<(u32, usize)> {
-    let digit = |c: char| {
-        "零一二三四五六七八九"
-            .find(c)
-            .map(|i| (i / 3) as u32)
-            .or((c == '两').then_some(2))
-    };
     let (mut total, mut section, mut last, mut used) = (0u32, 0u32, 0u32, 0usize);
     for c in text.chars() {
-        if let Some(d) = digit(c) {
+        if let Some(d) = chinese_digit(c) {
             last = d;
         } else {
-            let unit = match c {
-                '十' => 10,
-                '百' => 100,
-                '千' => 1000,
-                '万' => 10_000,
-                _ => break,
+            let Some(unit) = chinese_unit(c) else {
+                break;
             };
             if unit == 10_000 {
                 total = (total + section + last).saturating_mul(unit);
@@ -109,4 +105,33 @@ pub(super) fn chinese_number(text: &str) -> Option<(u32, usize)> {
         used += c.len_utf8();
     }
     (used > 0).then_some((total + section + last, used))
+}
+
+/// A Chinese digit (零 to 九, and 两 for 2).
+fn chinese_digit(c: char) -> Option<u32> {
+    let d = match c {
+        '零' => 0,
+        '一' => 1,
+        '二' | '两' => 2,
+        '三' => 3,
+        '四' => 4,
+        '五' => 5,
+        '六' => 6,
+        '七' => 7,
+        '八' => 8,
+        '九' => 9,
+        _ => return None,
+    };
+    Some(d)
+}
+
+/// A Chinese unit of a numeral (十, 百, 千, 万).
+fn chinese_unit(c: char) -> Option<u32> {
+    match c {
+        '十' => Some(10),
+        '百' => Some(100),
+        '千' => Some(1000),
+        '万' => Some(10_000),
+        _ => None,
+    }
 }
