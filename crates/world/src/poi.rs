@@ -146,7 +146,7 @@ impl World<'_> {
                 (r > 0).then_some((r, poi))
             })
             .collect();
-        let num = |k: &str| p.get(k).and_then(Value::as_f64);
+        let num = |k: &str| crate::get(p, k).and_then(Value::as_f64);
         if let Some(lo) = num("price_min") {
             hits.retain(|(_, x)| x.price as f64 >= lo);
         }
@@ -162,7 +162,10 @@ impl World<'_> {
         }
         let sort = param(p, "sort_by").unwrap_or("relevance");
         self.sort_hits(c, &mut hits, sort, centre.map(|x| x.0));
-        let page = p.get("page").and_then(Value::as_u64).unwrap_or(1).max(1) as usize;
+        let page = crate::get(p, "page")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1) as usize;
         let size = p
             .get("page_size")
             .and_then(Value::as_u64)
@@ -199,7 +202,9 @@ impl World<'_> {
     /// coordinates, or the city itself.
     fn near(&self, c: CityId, p: &Map<String, Value>) -> Option<((f64, f64), f64)> {
         let loc = param(p, "location")?;
-        let radius = p.get("radius_km").and_then(Value::as_f64).unwrap_or(5.0);
+        let radius = crate::get(p, "radius_km")
+            .and_then(Value::as_f64)
+            .unwrap_or(5.0);
         self.position(c, loc).map(|(at, _)| (at, radius))
     }
 

@@ -11,6 +11,7 @@
 //! without 市), and the test suite checks those forms against the CPCA codes when
 //! `../shared/reference_data/cpca_adcodes` is there.
 
+use crate::get;
 use serde_json::{Map, Value};
 
 /// A parameter's JSON type in a tool's schema.
@@ -43,8 +44,14 @@ const ENDS: [Param; 2] = [("origin", Ty::Str, true), ("destination", Ty::Str, tr
 
 /// A tool's parameters, in the order of its schema.
 pub fn schema(tool: &str) -> Option<Vec<Param>> {
+    let (shared, own) = schema_parts(tool)?;
+    Some(shared.iter().chain(own).copied().collect())
+}
+
+/// A tool's parameters as the shared ones and its own (`schema` without a list built).
+fn schema_parts(tool: &str) -> Option<(&'static [Param], &'static [Param])> {
     use Ty::*;
-    let own: &[Param] = match tool {
+    let own: &'static [Param] = match tool {
         "maps_geo" => &[("address", Str, true), ("city", OptStr, false)],
         "maps_weather" => &[
             ("location", Str, true),
@@ -84,12 +91,12 @@ pub fn schema(tool: &str) -> Option<Vec<Param>> {
         ],
         _ => return None,
     };
-    let shared: &[Param] = match tool {
+    let shared: &'static [Param] = match tool {
         "travel_search_trains" | "travel_search_flights" => &TRIP,
         "plan_route" | "compare_routes" | "search_along_route" => &ENDS,
         _ => &[],
     };
-    Some(shared.iter().chain(own).copied().collect())
+    Some((shared, own))
 }
 
 fn type_ok(v: &Value, ty: Ty) -> bool {
@@ -107,22 +114,23 @@ fn type_ok(v: &Value, ty: Ty) -> bool {
 /// The release's verdict on a call: `Err(message)` naming the problem, `Ok(())` when the
 /// release would look the call up. An unknown tool is an error too.
 pub fn validate(tool: &str, p: &Map<String, Value>) -> Result<(), String> {
-    let Some(schema) = schema(tool) else {
+    let Some((shared, own)) = schema_parts(tool) else {
         return Err(format!("unknown tool {tool:?}"));
     };
+    let schema = || shared.iter().chain(own);
     for k in p.keys() {
-        if !schema.iter().any(|(n, _, _)| n == k) {
-            let names: Vec<&str> = schema.iter().map(|s| s.0).collect();
+        if !schema().any(|(n, _, _)| n == k) {
+            let names: Vec<&str> = schema().map(|s| s.0).collect();
             return Err(format!("未知参数: '{k}'，允许的参数为: {names:?}"));
         }
     }
-    for (n, _, required) in &schema {
-        if *required && !p.contains_key(*n) {
+    for (n, _, required) in schema() {
+        if *required && get(p, n).is_none() {
             return Err(format!("缺少必填参数: '{n}'"));
         }
     }
-    for (n, ty, _) in &schema {
-        if let Some(v) = p.get(*n)
+    for (n, ty, _) in schema() {
+        if let Some(v) = get(p, n)
             && !type_ok(v, *ty)
         {
             return Err(format!("参数 '{n}' 类型错误，实际值为: {v}"));
@@ -132,12 +140,11 @@ pub fn validate(tool: &str, p: &Map<String, Value>) -> Result<(), String> {
 }
 
 fn s<'a>(p: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
-    p.get(k).and_then(Value::as_str)
+    get(p, k).and_then(Value::as_str)
 }
 
 fn num(p: &Map<String, Value>, k: &str) -> Option<f64> {
-    p.get(k)
-        .and_then(|v| v.as_f64().or(v.as_bool().map(|b| b as u8 as f64)))
+    get(p, k).and_then(|v| v.as_f64().or(v.as_bool().map(|b| b as u8 as f64)))
 }
 
 fn nonempty(p: &Map<String, Value>, k: &str) -> Result<(), String> {
