@@ -25,6 +25,7 @@
 
 pub mod cache;
 pub mod calls;
+mod known;
 pub mod names;
 mod poi;
 mod route;
@@ -134,6 +135,8 @@ pub struct World<'a> {
     ids: HashMap<String, (CityId, usize)>,
     /// a venue's or witness place's exact name → the cities that have it (ascending)
     by_name: HashMap<String, Vec<CityId>>,
+    /// a witness place → the cities that know it (`route_city`)
+    known: known::Known,
 }
 
 impl<'a> World<'a> {
@@ -158,6 +161,7 @@ impl<'a> World<'a> {
                 }
             }
         }
+        let known = known::Known::new(&res, &db, &facts);
         World {
             res,
             db,
@@ -165,6 +169,7 @@ impl<'a> World<'a> {
             cities,
             ids,
             by_name,
+            known,
         }
     }
 

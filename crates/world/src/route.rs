@@ -38,13 +38,14 @@ impl World<'_> {
         if let Some(&c) = a.iter().find(|c| b.contains(c)) {
             return Some(c);
         }
+        // the first city that knows both ends: listed for witness places, else looked up
+        if let (Some(a), Some(b)) = (self.known.get(o), self.known.get(d)) {
+            return a.iter().find(|c| b.binary_search(c).is_ok()).copied();
+        }
         (0..self.res.cities.len() as CityId).find(|&c| {
             let name = &self.res.cities[c as usize].name;
-            let known = |x: &str| {
-                self.db.find(x, name).is_some()
-                    || self.facts.places.get(name).is_some_and(|s| s.contains(x))
-            };
-            known(o) && known(d)
+            let knows = |x: &str| crate::known::knows(&self.db, &self.facts, name, x);
+            knows(o) && knows(d)
         })
     }
 

@@ -56,15 +56,18 @@ pub fn write_world(
     res: &gtb_resources::Resources,
 ) -> Result<Written> {
     let mut runs = Runs::new(split_dir);
-    // the places' calls need no facts: the world takes them once the plans are read
-    let mut world = World::new(res, Facts::default());
-    world.facts = Facts::read(res, plans, |places| {
-        let batch = places
+    // the places' calls need no facts; the answers come from the world of the facts, as
+    // `World::open` (`gtb tools serve`) builds it
+    let places = World::new(res, Facts::default());
+    let facts = Facts::read(res, plans, |found| {
+        let batch = found
             .par_iter()
-            .flat_map_iter(|tp| world.place_calls(tp))
+            .flat_map_iter(|tp| places.place_calls(tp))
             .collect();
         crate::calls::extend(&mut runs, batch)
     })?;
+    drop(places);
+    let world = World::new(res, facts);
     crate::calls::extend(&mut runs, world.along_route_calls())?;
     world.task_calls(tasks, &mut runs)?;
     let mut written = Written::default();
