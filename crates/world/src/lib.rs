@@ -129,7 +129,8 @@ pub struct World<'a> {
     pub res: ResourcesRef<'a>,
     /// the world's table: real venues and every modelled venue (`PoiDb::with_stand_ins`)
     pub db: PoiDb,
-    pub facts: witness::Facts,
+    /// what the witnesses fix (`by_name` and `known` are built from it: set once, in `new`)
+    pub(crate) facts: witness::Facts,
     cities: CityNames,
     /// venue id → (city, index in `db.city(city)`)
     ids: HashMap<String, (CityId, usize)>,
@@ -261,13 +262,13 @@ pub(crate) fn no_data(fields: &[(&str, Value)], note: &str) -> Value {
     Value::Object(m)
 }
 
-/// A string parameter.
 /// A call's parameter by name: a scan of its few entries (cheaper than hashing the name, and
 /// a world looks up millions).
 pub(crate) fn get<'p>(p: &'p Map<String, Value>, k: &str) -> Option<&'p Value> {
     p.iter().find_map(|(n, v)| (n == k).then_some(v))
 }
 
+/// A string parameter, trimmed; `None` when absent or blank.
 pub(crate) fn param<'p>(p: &'p Map<String, Value>, k: &str) -> Option<&'p str> {
     get(p, k)
         .and_then(Value::as_str)
