@@ -27,11 +27,46 @@ use gtb_core::task::Task;
 use gtb_resources::CityId;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::hash::Hash;
 use std::path::Path;
 
 /// Calls as (tool, cache key), gathered in parallel and then added to `Runs`.
 pub type Batch = Vec<(&'static str, String)>;
+
+/// What a task's trip calls depend on (`World::trip_items`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum TripItem {
+    /// a leg (from, to) on a date
+    Leg(CityId, CityId, String),
+    /// a destination's weather on a date
+    Weather(CityId, String),
+}
+
+/// What a witness's route calls depend on (`World::place_items`), in a city as the plan
+/// names it: a transfer (from, to), or a hotel and a place the witness visits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PlaceItem {
+    Transfer(String, String, String),
+    Stay(String, String, String),
+}
+
+/// The items met so far: a world makes the calls of an item once, however many tasks share
+/// it (the calls' keys are deduplicated anyway; this spares building them).
+pub struct Seen<T>(HashSet<T>);
+
+impl<T> Default for Seen<T> {
+    fn default() -> Self {
+        Seen(HashSet::new())
+    }
+}
+
+impl<T: Hash + Eq + Clone> Seen<T> {
+    /// The items not met before, in their order, each once.
+    pub fn new_only(&mut self, items: impl Iterator<Item = T>) -> Vec<T> {
+        items.filter(|i| self.0.insert(i.clone())).collect()
+    }
+}
 
 /// Tasks read at once from a task file.
 const BLOCK: usize = 4096;
@@ -105,10 +140,12 @@ impl World<'_> {
     /// the words the members' tables name there. The file is read in blocks, never whole.
     pub fn task_calls(&self, tasks: &Path, runs: &mut Runs) -> Result<()> {
         let mut words: BTreeMap<CityId, BTreeSet<String>> = BTreeMap::new();
+        let mut seen = Seen::default();
         gtb_core::jsonl::read_blocks(tasks, BLOCK, |block: Vec<Task>| {
-            let batch: Batch = block
+            let items = seen.new_only(block.iter().flat_map(|t| self.trip_items(t)));
+            let batch: Batch = items
                 .par_iter()
-                .flat_map_iter(|t| self.trip_calls(t))
+                .flat_map_iter(|i| self.trip_item_calls(i))
                 .collect();
             for t in &block {
                 for name in t.metadata.cities.iter().chain([&t.metadata.departure_city]) {
@@ -178,12 +215,12 @@ impl World<'_> {
         out
     }
 
-    /// Trains, flights and weather of a task's legs and dates.
-    fn trip_calls(&self, t: &Task) -> Batch {
-        let mut out = Batch::new();
-        let calls = &mut out;
+    /// What a task's trains, flights and weather depend on: each leg on each date of the trip
+    /// (from the departure city to each destination and back, and between consecutive
+    /// destinations, both ways), and each destination on each date.
+    fn trip_items(&self, t: &Task) -> Vec<TripItem> {
         let Some(hub) = self.city(&t.metadata.departure_city) else {
-            return out;
+            return Vec::new();
         };
         let cities: Vec<CityId> = t
             .metadata
@@ -201,11 +238,27 @@ impl World<'_> {
             legs.insert((w[1], w[0]));
         }
         let dates = trip_dates(t);
-        let name = |c: CityId| self.res.cities[c as usize].name.as_str();
+        let on_dates = |f: &dyn Fn(&String) -> TripItem| dates.iter().map(f).collect::<Vec<_>>();
+        let mut out = Vec::new();
         for &(a, b) in &legs {
-            let (fa, fb) = (city_forms(name(a)), city_forms(name(b)));
-            let pairs = [(&fa[0], &fb[0]), (fa.last().unwrap(), fb.last().unwrap())];
-            for date in &dates {
+            out.extend(on_dates(&|d| TripItem::Leg(a, b, d.clone())));
+        }
+        for &c in &cities {
+            out.extend(on_dates(&|d| TripItem::Weather(c, d.clone())));
+        }
+        out
+    }
+
+    /// The calls of a leg on a date (trains and flights between the cities' forms with and
+    /// without 市, and trains by price), or of a destination's weather on a date.
+    fn trip_item_calls(&self, item: &TripItem) -> Batch {
+        let mut out = Batch::new();
+        let calls = &mut out;
+        let name = |c: CityId| self.res.cities[c as usize].name.as_str();
+        match item {
+            TripItem::Leg(a, b, date) => {
+                let (fa, fb) = (city_forms(name(*a)), city_forms(name(*b)));
+                let pairs = [(&fa[0], &fb[0]), (fa.last().unwrap(), fb.last().unwrap())];
                 for (o, d) in pairs {
                     let base = json!({"origin": o, "destination": d, "date": date});
                     add(calls, "travel_search_trains", base.clone());
@@ -215,10 +268,8 @@ impl World<'_> {
                 let v = json!({"origin": o, "destination": d, "date": date, "sort_by": "price"});
                 add(calls, "travel_search_trains", v);
             }
-        }
-        for &c in &cities {
-            for f in city_forms(name(c)) {
-                for date in &dates {
+            TripItem::Weather(c, date) => {
+                for f in city_forms(name(*c)) {
                     add(calls, "maps_weather", json!({"location": f, "date": date}));
                 }
             }
@@ -226,39 +277,52 @@ impl World<'_> {
         out
     }
 
-    /// Routes of a witness's places in a city: each transfer (`city` with and without 市, by
-    /// car, and compared with and without `city`), and each hotel to and from each place.
-    pub fn place_calls(&self, tp: &TaskPlaces) -> Batch {
+    /// The routes of a witness's places in a city (`place_item_calls`): each transfer, and
+    /// each hotel with each place.
+    pub fn place_items(tp: &TaskPlaces) -> impl Iterator<Item = PlaceItem> + '_ {
+        let city = || tp.city.clone();
+        let transfers =
+            (tp.pairs.iter()).map(move |(o, d)| PlaceItem::Transfer(city(), o.clone(), d.clone()));
+        let stays = tp.hotels.iter().flat_map(move |h| {
+            (tp.places.iter()).map(move |p| PlaceItem::Stay(city(), h.clone(), p.clone()))
+        });
+        transfers.chain(stays)
+    }
+
+    /// The calls of a route item: a transfer (`city` with and without 市, by car, and compared
+    /// with and without `city`), or a hotel to and from a place.
+    pub fn place_item_calls(&self, item: &PlaceItem) -> Batch {
         let mut out = Batch::new();
         let calls = &mut out;
-        let forms = city_forms(&tp.city);
-        let full = &forms[0];
-        let Some(c) = self.city(&tp.city) else {
+        let (PlaceItem::Transfer(city, o, d) | PlaceItem::Stay(city, o, d)) = item;
+        let Some(c) = self.city(city) else {
             return out;
         };
-        let place = |x: &String| self.call_place(c, x);
-        for (o, d) in tp.pairs.iter().map(|(o, d)| (place(o), place(d))) {
-            let od = |extra: Value| {
-                let mut v = json!({"origin": o, "destination": d});
-                if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
-                    v.extend(e.clone());
+        let forms = city_forms(city);
+        let full = &forms[0];
+        let (o, d) = (self.call_place(c, o), self.call_place(c, d));
+        match item {
+            PlaceItem::Transfer(..) => {
+                let od = |extra: Value| {
+                    let mut v = json!({"origin": o, "destination": d});
+                    if let (Some(v), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+                        v.extend(e.clone());
+                    }
+                    v
+                };
+                for f in &forms {
+                    add(calls, "plan_route", od(json!({"city": f})));
                 }
-                v
-            };
-            for f in &forms {
-                add(calls, "plan_route", od(json!({"city": f})));
+                add(
+                    calls,
+                    "plan_route",
+                    od(json!({"city": full, "mode": "driving"})),
+                );
+                add(calls, "compare_routes", od(json!({})));
+                add(calls, "compare_routes", od(json!({"city": full})));
             }
-            add(
-                calls,
-                "plan_route",
-                od(json!({"city": full, "mode": "driving"})),
-            );
-            add(calls, "compare_routes", od(json!({})));
-            add(calls, "compare_routes", od(json!({"city": full})));
-        }
-        for h in tp.hotels.iter().map(place) {
-            for p in tp.places.iter().map(place) {
-                for (o, d) in [(&h, &p), (&p, &h)] {
+            PlaceItem::Stay(..) => {
+                for (o, d) in [(&o, &d), (&d, &o)] {
                     let v = json!({"origin": o, "destination": d, "city": full});
                     add(calls, "plan_route", v.clone());
                     add(calls, "compare_routes", v);

@@ -59,10 +59,12 @@ pub fn write_world(
     // the places' calls need no facts; the answers come from the world of the facts, as
     // `World::open` (`gtb tools serve`) builds it
     let places = World::new(res, Facts::default());
+    let mut seen = crate::calls::Seen::default();
     let facts = Facts::read(res, plans, |found| {
-        let batch = found
+        let items = seen.new_only(found.iter().flat_map(World::place_items));
+        let batch = items
             .par_iter()
-            .flat_map_iter(|tp| places.place_calls(tp))
+            .flat_map_iter(|i| places.place_item_calls(i))
             .collect();
         crate::calls::extend(&mut runs, batch)
     })?;
