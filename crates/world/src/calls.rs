@@ -62,9 +62,12 @@ impl<T> Default for Seen<T> {
 }
 
 impl<T: Hash + Eq + Clone> Seen<T> {
-    /// The items not met before, in their order, each once.
+    /// The items not met before, in their order, each once (an item met before is not
+    /// copied).
     pub fn new_only(&mut self, items: impl Iterator<Item = T>) -> Vec<T> {
-        items.filter(|i| self.0.insert(i.clone())).collect()
+        items
+            .filter(|i| !self.0.contains(i) && self.0.insert(i.clone()))
+            .collect()
     }
 }
 
@@ -105,30 +108,20 @@ pub fn trip_dates(t: &Task) -> Vec<String> {
         .collect()
 }
 
-/// What the members' tables name for a city: items, categories, food values, hotel types.
-fn table_words(t: &Task, city: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+/// What the members' tables name for a city, each word as often as a table names it:
+/// items, categories, food values, hotel types (blank ones left out).
+fn table_words<'t>(t: &'t Task, city: &str) -> Vec<&'t String> {
+    let mut out = Vec::new();
     for u in t.user_preferences.values() {
         let g = &u.preference.global_constraints.hotel_preference;
-        out.extend(g.prefer.iter().chain(&g.avoid).cloned());
+        out.extend(g.prefer.iter().chain(&g.avoid));
         if let Some(cp) = u.preference.city_specific_preferences.get(city) {
             let (a, f) = (&cp.attractions, &cp.food);
-            out.extend(a.must_visit.iter().chain(&a.reject_visit).cloned());
-            out.extend(
-                a.category_pref
-                    .positive
-                    .iter()
-                    .chain(&a.category_pref.negative)
-                    .cloned(),
-            );
-            out.extend(
-                f.must_eat
-                    .iter()
-                    .chain(&f.prefer_eat)
-                    .chain(&f.avoid_eat)
-                    .chain(&f.reject_eat)
-                    .cloned(),
-            );
+            out.extend(a.must_visit.iter().chain(&a.reject_visit));
+            let cat = &a.category_pref;
+            out.extend(cat.positive.iter().chain(&cat.negative));
+            out.extend(f.must_eat.iter().chain(&f.prefer_eat));
+            out.extend(f.avoid_eat.iter().chain(&f.reject_eat));
         }
     }
     out.retain(|w| !w.trim().is_empty());
@@ -142,7 +135,8 @@ impl World<'_> {
         let mut words: BTreeMap<CityId, BTreeSet<String>> = BTreeMap::new();
         let mut seen = Seen::default();
         gtb_core::jsonl::read_blocks(tasks, BLOCK, |block: Vec<Task>| {
-            let items = seen.new_only(block.iter().flat_map(|t| self.trip_items(t)));
+            let items: Vec<Vec<TripItem>> = block.par_iter().map(|t| self.trip_items(t)).collect();
+            let items = seen.new_only(items.into_iter().flatten());
             let batch: Batch = items
                 .par_iter()
                 .flat_map_iter(|i| self.trip_item_calls(i))
@@ -150,7 +144,12 @@ impl World<'_> {
             for t in &block {
                 for name in t.metadata.cities.iter().chain([&t.metadata.departure_city]) {
                     if let Some(c) = self.city(name) {
-                        words.entry(c).or_default().extend(table_words(t, name));
+                        let known = words.entry(c).or_default();
+                        for w in table_words(t, name) {
+                            if !known.contains(w) {
+                                known.insert(w.clone());
+                            }
+                        }
                     }
                 }
             }

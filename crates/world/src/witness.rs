@@ -117,8 +117,10 @@ impl Facts {
                                 city: block.city.clone(),
                                 ..TaskPlaces::default()
                             });
+                        // one entry per block: a world reads a witness per task
+                        let places = self.places.entry(block.city.clone()).or_default();
                         for a in &block.activities {
-                            self.add_activity(&block.city, a, tp);
+                            add_activity(places, &mut self.transfers, &block.city, a, tp);
                         }
                     }
                 }
@@ -126,40 +128,52 @@ impl Facts {
         }
         per_city.into_values().collect()
     }
+}
 
-    fn add_activity(&mut self, city: &str, a: &Activity, tp: &mut TaskPlaces) {
-        let places = self.places.entry(city.to_string()).or_default();
-        match a {
-            Activity::Attraction { location, .. } | Activity::Food { location, .. } => {
-                places.insert(location.clone());
-                if !tp.places.contains(location) {
-                    tp.places.push(location.clone());
-                }
-            }
-            Activity::Hotel { location, .. } => {
-                places.insert(location.clone());
-                if !tp.hotels.contains(location) {
-                    tp.hotels.push(location.clone());
-                }
-            }
-            Activity::IntracityTransport {
-                transport_mode,
-                from,
-                to,
-                start_time,
-                end_time,
-                ..
-            } => {
-                places.insert(from.clone());
-                places.insert(to.clone());
-                tp.pairs.push((from.clone(), to.clone()));
-                if let Some(m) = span(start_time, end_time) {
-                    self.transfers
-                        .entry((city.to_string(), from.clone(), to.clone()))
-                        .or_insert((m, transport_mode.clone()));
-                }
-            }
-            Activity::Rest { .. } => {}
+/// An activity's facts: its places in the city (a place met before is not copied: most
+/// are), the witness's own places, and a transfer's minutes and mode.
+fn add_activity(
+    places: &mut BTreeSet<String>,
+    transfers: &mut BTreeMap<PairKey, (u32, String)>,
+    city: &str,
+    a: &Activity,
+    tp: &mut TaskPlaces,
+) {
+    let mut place = |x: &String| {
+        if !places.contains(x) {
+            places.insert(x.clone());
         }
+    };
+    match a {
+        Activity::Attraction { location, .. } | Activity::Food { location, .. } => {
+            place(location);
+            if !tp.places.contains(location) {
+                tp.places.push(location.clone());
+            }
+        }
+        Activity::Hotel { location, .. } => {
+            place(location);
+            if !tp.hotels.contains(location) {
+                tp.hotels.push(location.clone());
+            }
+        }
+        Activity::IntracityTransport {
+            transport_mode,
+            from,
+            to,
+            start_time,
+            end_time,
+            ..
+        } => {
+            place(from);
+            place(to);
+            tp.pairs.push((from.clone(), to.clone()));
+            if let Some(m) = span(start_time, end_time) {
+                transfers
+                    .entry((city.to_string(), from.clone(), to.clone()))
+                    .or_insert((m, transport_mode.clone()));
+            }
+        }
+        Activity::Rest { .. } => {}
     }
 }
