@@ -53,11 +53,9 @@ impl World<'_> {
     /// unknown.
     pub fn route(&self, c: CityId, o: &str, d: &str, driving: bool) -> Option<Route> {
         let city = &self.res.cities[c as usize];
-        let key = (
-            city.name.clone(),
-            self.place_name(c, o),
-            self.place_name(c, d),
-        );
+        let mut key = String::new();
+        let (from, to) = (self.place_name(c, o), self.place_name(c, d));
+        crate::witness::pair_key(&mut key, &city.name, &from, &to);
         if let Some((m, mode)) = self.facts.transfers.get(&key) {
             return Some(Route {
                 minutes: *m,

@@ -8,22 +8,33 @@ use gtb_resources::{CityId, Resources};
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// A leg on a date by a mode: (from, to, mode, date).
 pub type LegKey = (CityId, CityId, String, String);
 
-/// A transfer in a city between two named places: (city, from, to).
-pub type PairKey = (String, String, String);
+/// A transfer in a city between two named places (`pair_key`).
+pub type PairKey = String;
+
+/// The key of a transfer in a city between two named places: the three names, each but the
+/// last after its length (so no two triples share a key), written into `out` (cleared first),
+/// so that a lookup needs no new string.
+pub fn pair_key(out: &mut String, city: &str, from: &str, to: &str) {
+    use std::fmt::Write;
+    out.clear();
+    // writing to a String cannot fail
+    let _ = write!(out, "{}:{city}{}:{from}{to}", city.len(), from.len());
+}
 
 /// The witnesses' facts.
 #[derive(Debug, Default, Clone)]
 pub struct Facts {
     /// departures (minutes after midnight) with their trip's minutes, per leg and date
     pub trips: BTreeMap<LegKey, BTreeSet<(u32, u32)>>,
-    /// transfer minutes and mode per pair of places (the first witness's, in file order)
-    pub transfers: BTreeMap<PairKey, (u32, String)>,
+    /// transfer minutes and mode per pair of places (the first witness's, in file order), by
+    /// `pair_key`; only looked up, never listed
+    pub transfers: HashMap<PairKey, (u32, String)>,
     /// the places the witnesses name per city: sights, meals, hotels and terminals
     pub places: BTreeMap<String, BTreeSet<String>>,
 }
@@ -119,8 +130,10 @@ impl Facts {
                             });
                         // one entry per block: a world reads a witness per task
                         let places = self.places.entry(block.city.clone()).or_default();
+                        let mut key = String::new();
                         for a in &block.activities {
-                            add_activity(places, &mut self.transfers, &block.city, a, tp);
+                            let transfers = (&mut self.transfers, &mut key);
+                            add_activity(places, transfers, &block.city, a, tp);
                         }
                     }
                 }
@@ -134,7 +147,7 @@ impl Facts {
 /// are), the witness's own places, and a transfer's minutes and mode.
 fn add_activity(
     places: &mut BTreeSet<String>,
-    transfers: &mut BTreeMap<PairKey, (u32, String)>,
+    (transfers, key): (&mut HashMap<PairKey, (u32, String)>, &mut String),
     city: &str,
     a: &Activity,
     tp: &mut TaskPlaces,
@@ -168,10 +181,12 @@ fn add_activity(
             place(from);
             place(to);
             tp.pairs.push((from.clone(), to.clone()));
-            if let Some(m) = span(start_time, end_time) {
-                transfers
-                    .entry((city.to_string(), from.clone(), to.clone()))
-                    .or_insert((m, transport_mode.clone()));
+            // the first witness's figures stay
+            pair_key(key, city, from, to);
+            if let Some(m) = span(start_time, end_time)
+                && !transfers.contains_key(key.as_str())
+            {
+                transfers.insert(key.clone(), (m, transport_mode.clone()));
             }
         }
         Activity::Rest { .. } => {}
