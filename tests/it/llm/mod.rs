@@ -390,18 +390,13 @@ fn offline_replay_uses_the_cache_and_fails_clearly_on_a_miss() {
 
 #[test]
 fn auth_and_quota_errors_stop_the_run_at_once() {
-    let server = FakeServer::start(
-        FakeConfig {
-            latency: Duration::ZERO,
-            faults: Faults {
-                require_key: Some("sk-right-key-000".into()),
-                ..Default::default()
-            },
+    let server = fake(
+        Faults {
+            require_key: Some("sk-right-key-000".into()),
             ..Default::default()
         },
         0,
-    )
-    .unwrap();
+    );
     let dir = tempfile::tempdir().unwrap();
     set_key("GTB_TEST_KEY_AUTH", "sk-wrong-key-999");
     let cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_AUTH", 30);
@@ -418,18 +413,13 @@ fn auth_and_quota_errors_stop_the_run_at_once() {
     );
     assert!(!cfg.run.out.join("test.jsonl").exists());
 
-    let server = FakeServer::start(
-        FakeConfig {
-            latency: Duration::ZERO,
-            faults: Faults {
-                quota_exhausted: true,
-                ..Default::default()
-            },
+    let server = fake(
+        Faults {
+            quota_exhausted: true,
             ..Default::default()
         },
         0,
-    )
-    .unwrap();
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_AUTH", 30);
     let e = run(&cfg).unwrap_err().to_string();
@@ -439,18 +429,13 @@ fn auth_and_quota_errors_stop_the_run_at_once() {
 
 #[test]
 fn servers_without_json_schema_get_json_object() {
-    let server = FakeServer::start(
-        FakeConfig {
-            latency: Duration::ZERO,
-            faults: Faults {
-                reject_json_schema: true,
-                ..Default::default()
-            },
+    let server = fake(
+        Faults {
+            reject_json_schema: true,
             ..Default::default()
         },
         0,
-    )
-    .unwrap();
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_1", 10);
     let s = run(&cfg).unwrap();
@@ -478,18 +463,13 @@ fn servers_without_json_schema_get_json_object() {
 
 #[test]
 fn a_model_that_keeps_failing_stops_the_run_early() {
-    let server = FakeServer::start(
-        FakeConfig {
-            latency: Duration::ZERO,
-            faults: Faults {
-                always_bad_messages: true,
-                ..Default::default()
-            },
+    let server = fake(
+        Faults {
+            always_bad_messages: true,
             ..Default::default()
         },
         0,
-    )
-    .unwrap();
+    );
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = llm_config(dir.path(), &server, "GTB_TEST_KEY_UNSET_2", 40);
     cfg.llm.message_fallback = false;
