@@ -74,26 +74,20 @@ fn merge_btree<K: Ord>(a: &mut BTreeMap<K, u64>, b: BTreeMap<K, u64>) {
 /// Items that one member must have and another member (not the same one) rejects.
 fn clashing<'a, I, F>(members: I, lists: F) -> BTreeSet<&'a str>
 where
-    I: Iterator<Item = &'a gtb_core::task::UserEntry> + Clone,
+    I: Iterator<Item = &'a gtb_core::task::UserEntry>,
     F: Fn(&'a gtb_core::task::UserEntry) -> Option<(&'a [String], &'a [String])>,
 {
+    // each member's lists looked up once, not once per pair
+    let lists: Vec<Option<(&[String], &[String])>> = members.map(lists).collect();
     let mut out = BTreeSet::new();
-    for (i, u) in members.clone().enumerate() {
-        let Some((must, _)) = lists(u) else { continue };
-        if must.is_empty() {
-            continue;
-        }
-        for (j, v) in members.clone().enumerate() {
-            if i == j {
-                continue;
-            }
-            let Some((_, reject)) = lists(v) else {
+    for (i, own) in lists.iter().enumerate() {
+        let Some((must, _)) = own else { continue };
+        for (j, other) in lists.iter().enumerate() {
+            let Some((_, reject)) = other.filter(|_| i != j) else {
                 continue;
             };
-            for m in must {
-                if reject.contains(m) {
-                    out.insert(m.as_str());
-                }
+            for m in must.iter().filter(|m| reject.contains(m)) {
+                out.insert(m.as_str());
             }
         }
     }
