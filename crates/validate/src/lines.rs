@@ -35,14 +35,23 @@ pub const MAX_ASPECTS: usize = 4;
 
 /// One clause: what it names, in order, with the city in context at each name.
 #[derive(Debug, Default)]
-struct Clause {
-    mentions: Vec<(Vec<String>, Option<String>, String)>,
+struct Clause<'a> {
+    mentions: Vec<Mention<'a>>,
     figures: Vec<Figure>,
     stances: Vec<(bool, Strength)>,
     limit: bool,
 }
 
-impl Clause {
+/// A name said, borrowed from the terms and the line: the values it stands for, the city in
+/// context, the words said.
+#[derive(Debug)]
+struct Mention<'a> {
+    values: std::borrow::Cow<'a, [String]>,
+    city: Option<&'a str>,
+    said: &'a str,
+}
+
+impl Clause<'_> {
     /// Against if any word says so (能避开最好 is an avoid), else for, else none.
     fn stance(&self) -> Option<(bool, Vec<Strength>)> {
         let against: Vec<Strength> = self
@@ -182,7 +191,7 @@ fn tier_words(firm: bool) -> &'static str {
 
 /// Check one opening line against its speaker's table. `sets` are the terms to recognise: the
 /// release's vocabularies, the task's cities, the task's tables.
-pub fn check_line(sets: &[&Terms], table: &Preference, text: &str) -> Vec<LineIssue> {
+pub fn check_line<'a>(sets: &[&'a Terms], table: &Preference, text: &'a str) -> Vec<LineIssue> {
     let mut issues = Vec::new();
     let mut aspects: Vec<&'static str> = Vec::new();
     // the table's items, walked once for all the line's mentions
@@ -190,7 +199,7 @@ pub fn check_line(sets: &[&Terms], table: &Preference, text: &str) -> Vec<LineIs
     for sentence in text.split(['。', '！', '？', '!', '?', '；', ';', '\n', '…']) {
         // a city named sets the context of its sentence only: 「到丽江必须吃米灌肠。云南菜我绝对不吃。」
         // says nothing of 丽江 in its second sentence
-        let mut city: Option<String> = None;
+        let mut city: Option<&str> = None;
         let clauses: Vec<Clause> = clauses(sentence)
             .into_iter()
             .map(|c| read_clause(sets, c, &mut city))
@@ -202,8 +211,8 @@ pub fn check_line(sets: &[&Terms], table: &Preference, text: &str) -> Vec<LineIs
         });
         for (i, c) in clauses.iter().enumerate() {
             let stance = c.stance().or_else(|| inherited(&clauses, i));
-            for (values, ctx, said) in &c.mentions {
-                let issue = mention(&items, values, ctx.as_deref(), said, stance.as_ref());
+            for m in &c.mentions {
+                let issue = mention(&items, &m.values, m.city, m.said, stance.as_ref());
                 match issue {
                     Ok(subject) => push_aspect(&mut aspects, subject),
                     Err(e) => issues.push(e),
@@ -294,7 +303,7 @@ fn inherited(clauses: &[Clause], i: usize) -> Option<(bool, Vec<Strength>)> {
 
 /// Recognise the names, figures and words of one clause; `city` is the destination in context
 /// (updated by the cities the clause names).
-fn read_clause(sets: &[&Terms], text: &str, city: &mut Option<String>) -> Clause {
+fn read_clause<'a>(sets: &[&'a Terms], text: &'a str, city: &mut Option<&'a str>) -> Clause<'a> {
     let mut c = Clause::default();
     // what is left once names are taken out: the words and figures are read from it (a sight
     // named 不夜城 says no 不, 4A景区 holds no figure)
@@ -302,14 +311,18 @@ fn read_clause(sets: &[&Terms], text: &str, city: &mut Option<String>) -> Clause
     let mut i = 0;
     while i < text.len() {
         let tail = &text[i..];
-        if let Some((len, sense)) = recognise(sets, tail) {
+        if let Some(found) = recognise(sets, tail) {
+            let len = found.len;
             // a destination's name is read as the destination, also where a sight bears it
             // (峨眉山 the city and the mountain)
-            if let Some(cname) = &sense.city {
-                *city = Some(cname.clone());
-            } else if !sense.values.is_empty() {
-                c.mentions
-                    .push((sense.values, city.clone(), tail[..len].to_string()));
+            if found.city.is_some() {
+                *city = found.city;
+            } else if !found.values.is_empty() {
+                c.mentions.push(Mention {
+                    values: found.values,
+                    city: *city,
+                    said: &tail[..len],
+                });
             }
             rest.push('|');
             i += len;

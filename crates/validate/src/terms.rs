@@ -222,18 +222,40 @@ impl Terms {
     }
 }
 
-/// The longest term of any set that starts `text`, its senses merged when sets agree on it.
-pub(crate) fn recognise(sets: &[&Terms], text: &str) -> Option<(usize, Sense)> {
-    let mut best: Option<(usize, Sense)> = None;
+/// What [`recognise`] found: the length of the term, the destination it names (if any) and the
+/// values it stands for, borrowed from the sets unless two sets had to be merged.
+pub(crate) struct Found<'a> {
+    pub(crate) len: usize,
+    pub(crate) city: Option<&'a str>,
+    pub(crate) values: std::borrow::Cow<'a, [String]>,
+}
+
+/// The longest term of any set that starts `text`, its senses merged when sets agree on it:
+/// the first destination named, and the values of every set in set order, each once.
+pub(crate) fn recognise<'a>(sets: &[&'a Terms], text: &str) -> Option<Found<'a>> {
     let key = key2(text)?;
-    for (len, sense) in sets.iter().filter_map(|s| s.longest_at(text, key)) {
-        match &mut best {
-            Some((l, s)) if *l == len => s.merge(sense),
-            Some((l, _)) if *l > len => {}
-            _ => best = Some((len, sense.clone())),
+    let mut found: Option<Found<'a>> = None;
+    for (len, sense) in sets.iter().filter_map(|&s| s.longest_at(text, key)) {
+        match &mut found {
+            Some(f) if f.len > len => {}
+            Some(f) if f.len == len => {
+                f.city = f.city.or(sense.city.as_deref());
+                for v in &sense.values {
+                    if !f.values.contains(v) {
+                        f.values.to_mut().push(v.clone());
+                    }
+                }
+            }
+            _ => {
+                found = Some(Found {
+                    len,
+                    city: sense.city.as_deref(),
+                    values: std::borrow::Cow::Borrowed(&sense.values),
+                })
+            }
         }
     }
-    best
+    found
 }
 
 /// The terms of one city of the inventory: what the validator and the LLM reply checks read
