@@ -419,15 +419,17 @@ fn category_check(s: &str) -> Result<String, Refusal> {
 /// The check of a food value against city `c`'s candidates and the values found everywhere,
 /// giving its canonical form.
 fn food_check(c: &CityCandidates, s: &str) -> Result<String, Refusal> {
-    gtb_validate::food::canonical(&c.foods, s).ok_or_else(|| {
-        (
-            Reason::UnknownName,
-            format!(
-                "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
-                c.name
-            ),
-        )
-    })
+    gtb_validate::food::canonical(&c.foods, s)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            (
+                Reason::UnknownName,
+                format!(
+                    "「{s}」不在{}的美食候选中，也不是 food_anywhere 里各地都有的类别",
+                    c.name
+                ),
+            )
+        })
 }
 
 /// A copy_minor member's city: the reference's weak fields (category_pref, prefer_eat,

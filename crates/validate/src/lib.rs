@@ -130,6 +130,8 @@ pub struct Validator<'a> {
     pub names: NameIndex,
     /// per inventory city: the terms its lines are read with (`lines`), built when first needed
     city_terms: Vec<std::sync::OnceLock<lines::Terms>>,
+    /// per inventory city: the names and categories of its food rows (`food::spelled`)
+    city_foods: Vec<std::sync::OnceLock<gtb_core::FastSet<&'a str>>>,
 }
 
 /// A check on any task (it may repair the task in `Mode::Fix`).
@@ -216,6 +218,7 @@ impl<'a> Validator<'a> {
             cfg,
             names: NameIndex::new(res, cfg.validate.fuzzy_threshold, cfg.validate.fuzzy_margin),
             city_terms: res.cities.iter().map(|_| Default::default()).collect(),
+            city_foods: res.cities.iter().map(|_| Default::default()).collect(),
         }
     }
 

@@ -64,7 +64,8 @@ pub(super) fn check_food(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Out
                 continue;
             };
             let foods = &v.res.food[cid as usize];
-            let known = |v: &str| food::allowed(foods, v);
+            let spelled = v.city_foods[cid as usize].get_or_init(|| food::spelled(foods));
+            let known = |x: &str| food::allowed_in(spelled, foods, x);
             for (field, list) in [
                 ("food.must_eat", &cp.food.must_eat),
                 ("food.prefer_eat", &cp.food.prefer_eat),
