@@ -307,7 +307,7 @@ fn read_clause<'a>(sets: &[&'a Terms], text: &'a str, city: &mut Option<&'a str>
     let mut c = Clause::default();
     // what is left once names are taken out: the words and figures are read from it (a sight
     // named 不夜城 says no 不, 4A景区 holds no figure)
-    let mut rest = String::new();
+    let mut rest = String::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
         let tail = &text[i..];
