@@ -71,6 +71,14 @@ impl<T: Hash + Eq + Clone> Seen<T> {
     }
 }
 
+/// Add `x` to `set` when it is not there yet, copied only then (most names repeat across tasks
+/// and witnesses).
+pub(crate) fn insert_new(set: &mut BTreeSet<String>, x: &str) {
+    if !set.contains(x) {
+        set.insert(x.to_string());
+    }
+}
+
 /// Tasks read at once from a task file.
 const BLOCK: usize = 4096;
 
@@ -146,9 +154,7 @@ impl World<'_> {
                     if let Some(c) = self.city(name) {
                         let known = words.entry(c).or_default();
                         for w in table_words(t, name) {
-                            if !known.contains(w) {
-                                known.insert(w.clone());
-                            }
+                            insert_new(known, w);
                         }
                     }
                 }

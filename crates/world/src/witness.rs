@@ -152,11 +152,7 @@ fn add_activity(
     a: &Activity,
     tp: &mut TaskPlaces,
 ) {
-    let mut place = |x: &String| {
-        if !places.contains(x) {
-            places.insert(x.clone());
-        }
-    };
+    let mut place = |x: &String| crate::calls::insert_new(places, x);
     match a {
         Activity::Attraction { location, .. } | Activity::Food { location, .. } => {
             place(location);
