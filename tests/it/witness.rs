@@ -187,6 +187,21 @@ fn issue15_solving_is_deterministic_across_threads() {
     assert_eq!(run(1), run(2));
 }
 
+#[test]
+fn issue27_scouting_skips_only_frames_that_cannot_be_finalists() {
+    // a frame whose floor (the breaches and compromises its transport and cheapest hotels
+    // force) ranks below the finalists so far is not scouted: the witnesses are those of
+    // scouting every frame
+    let (_dir, tasks, _) = built(130);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let mut solver = Solver::new(&res, &db);
+    let pruned = plans_bytes(&solve_tasks(&solver, &tasks));
+    solver.effort.prune = false;
+    let every = plans_bytes(&solve_tasks(&solver, &tasks));
+    assert!(pruned == every, "skipping frames changed a witness");
+}
+
 /// The first witness of a small build, as JSON, with its task.
 fn a_witness() -> (Task, Value, PoiDb) {
     let (_dir, tasks, _) = built(20);

@@ -200,6 +200,38 @@ pub fn rank(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) ->
     e.key()
 }
 
+/// What every plan of a frame breaks at least, as the rank's first two terms (breaches,
+/// compromises): the legs' transport terms, which the frame fixes, and the budget at the
+/// frame's fares with the cheapest hotel of each night and free meals. A plan can only add
+/// broken fields or weight to these, and a member's (breach, compromises) never falls when a
+/// field is added or grows heavier (`Tally::charge`), so no plan of the frame ranks above
+/// `(-breach, -compromises, ∞, …)`.
+pub fn floor(inst: &Instance, frame: &Frame) -> (i64, i64) {
+    let cheapest: u32 = frame
+        .night_dest
+        .iter()
+        .map(|&d| {
+            inst.dest[d]
+                .hotels
+                .iter()
+                .map(|h| h.price)
+                .min()
+                .unwrap_or(0)
+        })
+        .sum();
+    let (mut breach, mut compromises) = (0, 0);
+    for (i, m) in inst.members.iter().enumerate() {
+        let mut tally = Tally::default();
+        transport_terms(frame, i, &mut tally);
+        let budget = m.pref.global_constraints.avg_budget;
+        budget_terms(budget, frame.fare + cheapest, &mut tally);
+        let (b, c) = tally.charge(m.firm);
+        breach += b;
+        compromises += c;
+    }
+    (breach, compromises)
+}
+
 /// A plan's terms summed over every piece but one, so that the candidates for that piece are
 /// ranked by adding their own terms alone: `rank` of the plan with the piece swapped, in
 /// time that does not grow with the other pieces.

@@ -31,7 +31,7 @@ use gtb_resources::Resources;
 use gtb_score::{PlanScore, PoiDb, score_plan};
 use instance::Instance;
 pub use proof::NoWitness;
-use search::{Eval, Field, Search, State};
+use search::{Eval, Field, Key, Search, State};
 use sims::Sims;
 
 /// How much searching a task gets (piece simulations).
@@ -45,6 +45,9 @@ pub struct Effort {
     pub finalists: usize,
     /// mode combinations kept per allocation of nights
     pub combos: usize,
+    /// skip scouting a frame that cannot be a finalist (`Solver::scout`): the same
+    /// witnesses, with less work; off, every frame is scouted
+    pub prune: bool,
 }
 
 impl Default for Effort {
@@ -54,6 +57,7 @@ impl Default for Effort {
             deep: 4000,
             finalists: 2,
             combos: 3,
+            prune: true,
         }
     }
 }
@@ -151,9 +155,7 @@ impl<'a> Solver<'a> {
         let mut sims = Sims::default();
         let mut search = |k: usize, budget| Search::new(&inst, &frames[k], budget, &mut sims).run();
         // scout every frame briefly, then search the most promising deeply
-        let mut scouted: Vec<(usize, Eval)> = (0..frames.len())
-            .map(|k| (k, search(k, self.effort.scout).eval))
-            .collect();
+        let mut scouted = self.scout(&inst, &frames, |k| search(k, self.effort.scout).eval);
         scouted.sort_by(|a, b| b.1.key().cmp(&a.1.key()).then(a.0.cmp(&b.0)));
         let mut finals: Vec<(usize, State)> = scouted
             .iter()
@@ -175,6 +177,45 @@ impl<'a> Solver<'a> {
             }
         }
         Err(NoWitness::Exhausted(why))
+    }
+
+    /// Each frame scouted (`scout`), except a frame whose floor (`eval::floor`: the breaches
+    /// and compromises every plan of it has at least) ranks below the last of the best
+    /// `finalists` scouted so far: it could not be a finalist, so the finalists are those of
+    /// scouting every frame.
+    /// Frames are scouted by floor, best first (then in order), so the bar rises early.
+    fn scout(
+        &self,
+        inst: &Instance,
+        frames: &[Frame],
+        mut scout: impl FnMut(usize) -> Eval,
+    ) -> Vec<(usize, Eval)> {
+        let floors: Vec<Key> = frames
+            .iter()
+            .map(|f| {
+                let (breach, compromises) = eval::floor(inst, f);
+                (-breach, -compromises, i64::MAX, i64::MAX, i64::MAX)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..frames.len()).collect();
+        order.sort_by(|&a, &b| floors[b].cmp(&floors[a]).then(a.cmp(&b)));
+        let mut scouted: Vec<(usize, Eval)> = Vec::with_capacity(frames.len());
+        // the best `finalists` keys so far, best first
+        let n = self.effort.finalists;
+        let mut best: Vec<Key> = Vec::with_capacity(n + 1);
+        for k in order {
+            let beaten = best.len() == n && best.last().is_some_and(|&last| floors[k] < last);
+            if beaten && self.effort.prune {
+                continue;
+            }
+            let eval = scout(k);
+            let key = eval.key();
+            let at = best.partition_point(|&b| b >= key);
+            best.insert(at, key);
+            best.truncate(n);
+            scouted.push((k, eval));
+        }
+        scouted
     }
 
     /// The frames worth searching: every allocation of the nights with the best mode
