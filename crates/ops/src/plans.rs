@@ -63,30 +63,50 @@ struct TaskKey {
     difficulty_type: String,
 }
 
-/// The figures of a published split, its task file and plans read line by line in step:
-/// every line of the plans must be its task's witness.
+/// The figures of a published split, its task file and plans read in step, a block of lines
+/// at a time, each block parsed in parallel and tallied in file order: every line of the plans
+/// must be its task's witness.
 fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4096;
     let open = |p: &Path| -> Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
         let f = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
-        Ok(std::io::BufReader::new(f).lines())
+        Ok(std::io::BufReader::with_capacity(1 << 20, f).lines())
     };
     let mut tally = FigureTally::default();
-    for (n, (t, l)) in open(tasks)?.zip(open(plans)?).enumerate() {
-        let at = |p: &Path| format!("{}:{}", p.display(), n + 1);
-        let t: TaskKey = serde_json::from_str(&t?).with_context(|| at(tasks))?;
-        let l: PlanLine = serde_json::from_str(&l?).with_context(|| at(plans))?;
-        if t.task_id != l.task_id || l.plan.is_none() {
-            bail!(
-                "{}: the line of task {} is not its witness ({} {:?})",
-                at(plans),
-                t.task_id,
-                l.task_id,
-                l.reason
-            );
+    let mut pairs = open(tasks)?.zip(open(plans)?);
+    let mut first = 0;
+    loop {
+        let block: Vec<(std::io::Result<String>, std::io::Result<String>)> =
+            pairs.by_ref().take(BLOCK).collect();
+        if block.is_empty() {
+            return Ok(tally.finish());
         }
-        tally.add(&t.difficulty_type, Some(&l));
+        let parsed: Vec<Result<(TaskKey, PlanLine)>> = block
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, (t, l))| {
+                let at = |p: &Path| format!("{}:{}", p.display(), first + k + 1);
+                let t: TaskKey = serde_json::from_str(&t?).with_context(|| at(tasks))?;
+                let l: PlanLine = serde_json::from_str(&l?).with_context(|| at(plans))?;
+                if t.task_id != l.task_id || l.plan.is_none() {
+                    bail!(
+                        "{}: the line of task {} is not its witness ({} {:?})",
+                        at(plans),
+                        t.task_id,
+                        l.task_id,
+                        l.reason
+                    );
+                }
+                Ok((t, l))
+            })
+            .collect();
+        first += parsed.len();
+        for p in parsed {
+            let (t, l) = p?;
+            tally.add(&t.difficulty_type, Some(&l));
+        }
     }
-    Ok(tally.finish())
 }
 
 /// The stand-in counts of the whole split (manifest: how real the venues are).
