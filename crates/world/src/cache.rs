@@ -86,10 +86,22 @@ pub fn cache_bytes(entries: &CacheFile) -> Vec<u8> {
 /// One entry of a cache file's bytes (`cache_bytes`), with what opens the file before the
 /// first and what separates it from the one before otherwise.
 pub fn push_entry(out: &mut Vec<u8>, first: bool, key: &str, answer: &str) {
+    push_written_entry(out, first, key, &json_string(answer));
+}
+
+/// `push_entry` of an answer already written as a JSON string (`json_string`).
+pub fn push_written_entry(out: &mut Vec<u8>, first: bool, key: &str, answer: &[u8]) {
     out.extend_from_slice(if first { b"{\n  " } else { b",\n  " });
-    serde_json::to_writer(&mut *out, key).expect("a string serialises");
+    out.extend_from_slice(&json_string(key));
     out.extend_from_slice(b": ");
-    serde_json::to_writer(&mut *out, answer).expect("a string serialises");
+    out.extend_from_slice(answer);
+}
+
+/// A string as a JSON string literal, as serde_json writes it.
+pub fn json_string(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    serde_json::to_writer(&mut out, s).expect("a string serialises");
+    out
 }
 
 /// What ends a cache file of `entries` entries (`cache_bytes`).

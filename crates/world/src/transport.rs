@@ -198,6 +198,28 @@ impl World<'_> {
         fit_texts(head, if flight { "flights" } else { "trains" }, items)
     }
 
+    /// What a timetable call's answer depends on: the tool, the cities its origin and
+    /// destination resolve to, and every other parameter as given. Two calls of the same
+    /// signature (two spellings of a city, say) get the same answer. None for any other tool
+    /// and for a call whose leg does not resolve.
+    pub(crate) fn answer_signature(&self, tool: &str, p: &Map<String, Value>) -> Option<String> {
+        if !matches!(tool, "travel_search_trains" | "travel_search_flights") {
+            return None;
+        }
+        let (a, b, _) = self.leg(p).ok()?;
+        let mut sig = format!("{tool}|{a}>{b}");
+        for (k, v) in p
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "origin" | "destination"))
+        {
+            sig.push('|');
+            sig.push_str(k);
+            sig.push('=');
+            sig.push_str(&v.to_string());
+        }
+        Some(sig)
+    }
+
     pub(crate) fn trains(&self, p: &Map<String, Value>) -> Answer {
         self.timetable(p, &["高铁", "火车"], false)
     }
@@ -216,5 +238,47 @@ fn push_json_string(t: &mut String, s: &str) {
         t.push('"');
         t.push_str(s);
         t.push('"');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::World;
+    use crate::witness::Facts;
+    use serde_json::{Map, Value, json};
+
+    fn call(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn issue27_calls_of_one_signature_get_one_answer() {
+        let res = gtb_resources::load(&gtb_core::config::Paths::default()).unwrap();
+        let w = World::new(&res, Facts::default());
+        let tool = "travel_search_trains";
+        let short = call(json!({"date": "2026-05-01", "destination": "杭州", "origin": "上海"}));
+        let long = call(json!({"date": "2026-05-01", "destination": "杭州市", "origin": "上海市"}));
+        let sig = |p| w.answer_signature(tool, p);
+        // two spellings of the same cities: one signature, one answer
+        assert!(sig(&short).is_some() && sig(&short) == sig(&long));
+        assert_eq!(w.answer_valid(tool, &short), w.answer_valid(tool, &long));
+        // any other parameter, the other direction or the other tool parts them
+        let sorted = call(
+            json!({"date": "2026-05-01", "destination": "杭州", "origin": "上海",
+            "sort_by": "price"}),
+        );
+        let back = call(json!({"date": "2026-05-01", "destination": "上海", "origin": "杭州"}));
+        let later = call(json!({"date": "2026-05-02", "destination": "杭州", "origin": "上海"}));
+        for other in [&sorted, &back, &later] {
+            assert!(sig(other).is_some() && sig(other) != sig(&short));
+        }
+        assert_ne!(
+            w.answer_signature("travel_search_flights", &short),
+            sig(&short)
+        );
+        // no sharing where the leg does not resolve, nor for other tools
+        let nowhere = call(json!({"date": "2026-05-01", "destination": "杭州", "origin": "x"}));
+        assert_eq!(sig(&nowhere), None);
+        assert_eq!(w.answer_signature("maps_weather", &short), None);
     }
 }

@@ -154,24 +154,54 @@ fn next_batch(keys: &mut Keys) -> Result<Vec<String>> {
 }
 
 /// A batch of calls answered in parallel, as the cache file's entries (`first`: the index of
-/// the batch's first call in the file).
+/// the batch's first call in the file). Calls of one signature (`World::answer_signature`)
+/// are answered, and their answer written as JSON, once.
 fn answer_batch(
     world: &World,
     tool: &'static str,
     batch: &[String],
     first: usize,
 ) -> Result<Vec<Answered>> {
-    batch
+    // every key was validated as it was gathered (`calls::add`)
+    let params: Vec<serde_json::Map<String, Value>> = batch
         .par_iter()
-        .enumerate()
-        .map(|(j, k)| {
-            // every key was validated as it was gathered (`calls::add`)
-            let a = world.answer_valid(tool, &params_of(k)?);
-            let mut out = Vec::with_capacity(a.len() + k.len() + 8);
-            crate::cache::push_entry(&mut out, first + j == 0, k, &a);
-            Ok((a.chars().count(), out))
+        .map(|k| params_of(k))
+        .collect::<Result<_>>()?;
+    let signatures: Vec<Option<String>> = params
+        .par_iter()
+        .map(|p| world.answer_signature(tool, p))
+        .collect();
+    // per call, the place of its answer among the calls answered (the first of each signature)
+    let (mut answered, mut place_of) = (Vec::new(), Vec::with_capacity(batch.len()));
+    let mut by_signature: std::collections::HashMap<&str, usize> = Default::default();
+    for (j, sig) in signatures.iter().enumerate() {
+        let place = match sig {
+            Some(s) => *by_signature.entry(s.as_str()).or_insert(answered.len()),
+            None => answered.len(),
+        };
+        if place == answered.len() {
+            answered.push(j);
+        }
+        place_of.push(place);
+    }
+    let answers: Vec<(usize, Vec<u8>)> = answered
+        .par_iter()
+        .map(|&j| {
+            let a = world.answer_valid(tool, &params[j]);
+            (a.chars().count(), crate::cache::json_string(&a))
         })
-        .collect()
+        .collect();
+    Ok(batch
+        .par_iter()
+        .zip(place_of)
+        .enumerate()
+        .map(|(j, (k, place))| {
+            let (chars, a) = &answers[place];
+            let mut out = Vec::with_capacity(a.len() + k.len() + 8);
+            crate::cache::push_written_entry(&mut out, first + j == 0, k, a);
+            (*chars, out)
+        })
+        .collect())
 }
 
 fn figure(
