@@ -59,34 +59,67 @@ pub fn json_line_error(e: &serde_json::Error, noun: &str) -> String {
 
 /// Read a JSON-lines file in blocks of at most `block` records, each block decoded in parallel
 /// and handed to `each` in file order, so that a file of any size is read in bounded memory.
-/// Blank lines are skipped; an error names the file and line.
+/// The next block is read and decoded while `each` handles the current one (at most two
+/// blocks are held). Blank lines are skipped; an error names the file and line, and an error
+/// of `each` comes before one of the block after it.
 pub fn read_blocks<T: serde::de::DeserializeOwned + Send>(
     path: &Path,
     block: usize,
     mut each: impl FnMut(Vec<T>) -> Result<()>,
 ) -> Result<()> {
-    use rayon::prelude::*;
-    use std::io::BufRead;
     let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut line_no = 0usize;
-    loop {
-        let mut lines: Vec<(usize, String)> = Vec::with_capacity(block);
-        while lines.len() < block.max(1) {
+    let mut blocks = Blocks {
+        path,
+        reader: std::io::BufReader::with_capacity(1 << 20, file),
+        line_no: 0,
+        block: block.max(1),
+    };
+    let mut current = blocks.next_block()?;
+    while let Some(items) = current {
+        let (done, next) = std::thread::scope(|s| {
+            let reading = s.spawn(|| blocks.next_block());
+            let done = each(items);
+            let next = reading
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (done, next)
+        });
+        done?;
+        current = next?;
+    }
+    Ok(())
+}
+
+/// A JSON-lines file read a block of records at a time (`read_blocks`).
+struct Blocks<'p> {
+    path: &'p Path,
+    reader: std::io::BufReader<std::fs::File>,
+    line_no: usize,
+    block: usize,
+}
+
+impl Blocks<'_> {
+    /// The next block's records, decoded in parallel (None at the end of the file).
+    fn next_block<T: serde::de::DeserializeOwned + Send>(&mut self) -> Result<Option<Vec<T>>> {
+        use rayon::prelude::*;
+        use std::io::BufRead;
+        let path = self.path;
+        let mut lines: Vec<(usize, String)> = Vec::with_capacity(self.block);
+        while lines.len() < self.block {
             let mut line = String::new();
-            let n = reader
-                .read_line(&mut line)
-                .with_context(|| format!("reading {} (line {})", path.display(), line_no + 1))?;
+            let n = self.reader.read_line(&mut line).with_context(|| {
+                format!("reading {} (line {})", path.display(), self.line_no + 1)
+            })?;
             if n == 0 {
                 break;
             }
-            line_no += 1;
+            self.line_no += 1;
             if !line.trim().is_empty() {
-                lines.push((line_no, line));
+                lines.push((self.line_no, line));
             }
         }
         if lines.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let items = lines
             .par_iter()
@@ -97,7 +130,44 @@ pub fn read_blocks<T: serde::de::DeserializeOwned + Send>(
                 })
             })
             .collect::<Result<Vec<T>>>()?;
-        drop(lines);
-        each(items)?;
+        Ok(Some(items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), text).unwrap();
+        f
+    }
+
+    #[test]
+    fn issue27_read_blocks_hands_every_record_in_order_while_reading_ahead() {
+        let text: String = (0..1000).map(|i| format!("{i}\n\n")).collect();
+        let f = file(&text);
+        let mut seen = Vec::new();
+        let mut sizes = Vec::new();
+        read_blocks(f.path(), 64, |b: Vec<u32>| {
+            sizes.push(b.len());
+            seen.extend(b);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, (0..1000).collect::<Vec<u32>>());
+        assert!(sizes.iter().all(|&n| n <= 64) && sizes.len() == 16);
+    }
+
+    #[test]
+    fn issue27_read_blocks_errors_name_the_line_and_come_in_order() {
+        let f = file("1\n2\n\nx\n5\n");
+        let e = read_blocks(f.path(), 2, |_: Vec<u32>| Ok(())).unwrap_err();
+        let at = format!("{}:4: invalid JSON", f.path().display());
+        assert!(e.to_string().starts_with(&at), "{e}");
+        // the handler's error on a block comes before a bad line of the block read ahead
+        let e = read_blocks(f.path(), 2, |_: Vec<u32>| anyhow::bail!("handler")).unwrap_err();
+        assert_eq!(e.to_string(), "handler");
     }
 }

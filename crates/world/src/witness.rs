@@ -94,6 +94,8 @@ impl Facts {
                     places.extend(f.add_plan(res, &line.task_id, plan));
                 }
             }
+            // a block's plans are many small allocations: freed in parallel
+            plans.into_par_iter().for_each(drop);
             each(places)
         })?;
         Ok(f)
