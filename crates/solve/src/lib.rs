@@ -182,13 +182,13 @@ impl<'a> Solver<'a> {
     /// Each frame scouted (`scout`), except a frame whose floor (`eval::floor`: the breaches
     /// and compromises every plan of it has at least) ranks below the last of the best
     /// `finalists` scouted so far: it could not be a finalist, so the finalists are those of
-    /// scouting every frame.
-    /// Frames are scouted by floor, best first (then in order), so the bar rises early.
+    /// scouting every frame. Frames are scouted by floor, best first (then in order), so that
+    /// the bar rises early.
     fn scout(
         &self,
         inst: &Instance,
         frames: &[Frame],
-        mut scout: impl FnMut(usize) -> Eval,
+        mut search: impl FnMut(usize) -> Eval,
     ) -> Vec<(usize, Eval)> {
         let floors: Vec<Key> = frames
             .iter()
@@ -208,7 +208,7 @@ impl<'a> Solver<'a> {
             if beaten && self.effort.prune {
                 continue;
             }
-            let eval = scout(k);
+            let eval = search(k);
             let key = eval.key();
             let at = best.partition_point(|&b| b >= key);
             best.insert(at, key);

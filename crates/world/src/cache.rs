@@ -92,7 +92,7 @@ pub fn push_entry(out: &mut Vec<u8>, first: bool, key: &str, answer: &str) {
 /// `push_entry` of an answer already written as a JSON string (`json_string`).
 pub fn push_written_entry(out: &mut Vec<u8>, first: bool, key: &str, answer: &[u8]) {
     out.extend_from_slice(if first { b"{\n  " } else { b",\n  " });
-    out.extend_from_slice(&json_string(key));
+    serde_json::to_writer(&mut *out, key).expect("a string serialises");
     out.extend_from_slice(b": ");
     out.extend_from_slice(answer);
 }
