@@ -42,10 +42,19 @@ llm-e2e:
 slurm-e2e:
 	scripts/engine-test.sh slurm slurm_e2e::
 
-# the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench
+# the LLM benchmarks run the gtb and gtb-fake-llm binaries beside gtb-bench; `make bench --
+# --large` hands gtb-bench its flags (make takes each word after `--` for a goal: the flags
+# are goals that do nothing)
+BENCH_ARGS := $(filter --%,$(MAKECMDGOALS))
 bench:
 	cargo build --release --workspace --bins
-	cargo run --release -p gtb-bench
+	cargo run --release -p gtb-bench -- $(BENCH_ARGS)
+
+ifneq ($(BENCH_ARGS),)
+.PHONY: $(BENCH_ARGS)
+$(BENCH_ARGS):
+	@:
+endif
 
 # the LLM stage on the real engine, per member against per task at concurrency 1 and 2
 # (issue 29's benchmark; N=3 tasks of seed 3 unless given: make bench-llm-engine N=5 SEED=1)

@@ -108,3 +108,18 @@ fn issue23_make_dataset_runs_the_binary_in_cargo_target_dir() {
     let lines = std::fs::read_to_string(out.join("test.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 20);
 }
+
+#[test]
+fn issue27_make_bench_hands_large_to_the_benchmarks() {
+    // `make bench -- --large` (README, issue 27's evidence): the flag reaches gtb-bench, and
+    // make does not stop at a goal it has no rule for
+    let large = make_n(&["bench", "--", "--large"]);
+    assert!(
+        large
+            .lines()
+            .any(|l| l.contains("-p gtb-bench") && l.trim_end().ends_with("--large")),
+        "{large}"
+    );
+    let plain = make_n(&["bench"]);
+    assert!(!plain.contains("--large"), "{plain}");
+}
