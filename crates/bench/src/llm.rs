@@ -11,7 +11,7 @@ use std::time::Instant;
 /// is not counted as the client's.
 pub fn llm_generate_stage(dir: &std::path::Path) -> anyhow::Result<()> {
     let (mut server, base_url) = fake_llm_server(200)?;
-    let mut c = cfg(650, &dir.join("llm"));
+    let mut c = cfg(650, &dir.join("llm"))?;
     c.run.generator = "openai".into();
     c.llm.base_url = base_url;
     c.llm.model = "fake-model".into();

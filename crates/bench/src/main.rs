@@ -1,7 +1,8 @@
 //! `make bench`: wall time and peak memory of the pipeline's hot paths, release build.
 //! Numbers go in the issue notes; no test asserts timings.
 //!
-//!     cargo run --release --bin gtb-bench [-- --large]   (--large adds the 100,000-task runs)
+//!     cargo run --release --bin gtb-bench [-- --large]   (--large adds the 100,000-task runs;
+//!                                                        --help lists the sections)
 //!
 //! Sections: prepare+sample, full build (with its witness plans) and all-fresh rebuild (650;
 //! 100,000 with --large, without the witness search), audit of the built file, `gtb export
@@ -70,9 +71,12 @@ fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-fn cfg(n: usize, dir: &std::path::Path) -> Config {
-    let mut c =
-        Config::from_file(std::path::Path::new("gtb.toml")).expect("run from the project root");
+/// The project's `gtb.toml` for a run of `n` tasks in `dir` (gtb-bench runs from the project
+/// root, as `make bench` does).
+fn cfg(n: usize, dir: &std::path::Path) -> anyhow::Result<Config> {
+    let mut c = Config::from_file(std::path::Path::new("gtb.toml")).map_err(|e| {
+        e.context("gtb-bench runs from the project root (as `make bench` does): see --help")
+    })?;
     c.run.n = n;
     c.run.out = dir.join("out");
     c.run.work_dir = dir.join("out/.work");
@@ -82,11 +86,31 @@ fn cfg(n: usize, dir: &std::path::Path) -> Config {
     if n > 10_000 {
         c.solve.enabled = false;
     }
-    c
+    Ok(c)
 }
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+/// What `gtb-bench --help` prints.
+const USAGE: &str = "\
+usage: gtb-bench [--large]        every section (--large adds the 100,000-task runs)
+       gtb-bench SECTION [ARGS]   one section:
+         solver-cpu TASKS [--threads N]   the witness search's CPU per task
+         cli-100k                         100,000-task build --no-witness, and validate of it
+         world | serve | llm | osm-import
+         fixture-release --pois N --out FILE [--seed S] [--malformed K]
+         import-release FILE
+Run it from the project root (it reads gtb.toml), as `make bench` does.";
+
+fn main() -> std::process::ExitCode {
+    match run(std::env::args().collect()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gtb-bench: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> anyhow::Result<()> {
     if let [_, flag, split_dir, out] = args.as_slice()
         && flag == export::EXPORT_CHILD
     {
@@ -98,12 +122,16 @@ fn main() -> anyhow::Result<()> {
         return world::world_child(split.as_ref());
     }
     match args.get(1).map(String::as_str) {
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            return Ok(());
+        }
         Some("fixture-release") => return release::fixture_release(&args[2..]),
         Some("import-release") => return release::import_release(&args[2..]),
         Some("solver-cpu") => return solver_cpu::command(&args[2..]),
         Some("serve") => {
             return in_scratch("serve", |dir| {
-                let c = cfg(650, dir);
+                let c = cfg(650, dir)?;
                 gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
                 serve::bench(&c.run.out)
             });
@@ -116,7 +144,16 @@ fn main() -> anyhow::Result<()> {
         Some("osm-import") => return in_scratch("osm", osm::osm_import),
         _ => {}
     }
-    let large = std::env::args().any(|a| a == "--large");
+    if let Some(other) = args[1..].iter().find(|a| *a != "--large") {
+        anyhow::bail!("unknown argument `{other}`\n{USAGE}");
+    }
+    all_sections(args.len() > 1)
+}
+
+/// `gtb-bench [--large]`: every section, in a scratch folder removed afterwards.
+fn all_sections(large: bool) -> anyhow::Result<()> {
+    // the configuration is read before any section runs (a wrong folder fails at once)
+    cfg(0, &std::env::temp_dir())?;
     let dir = std::env::temp_dir().join(format!("gtb-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     cli::cli_100k(&dir, false)?;
@@ -125,7 +162,7 @@ fn main() -> anyhow::Result<()> {
     }
     let sizes: Vec<usize> = if large { vec![650, 100_000] } else { vec![650] };
     for &n in &sizes {
-        let c = cfg(n, &dir);
+        let c = cfg(n, &dir)?;
         let t = Instant::now();
         let res = gtb_ops::load_resources(&c)?;
         let t_prepare = t.elapsed();
@@ -156,7 +193,10 @@ fn main() -> anyhow::Result<()> {
             "rebuild (all stages fresh) n={n}: {:.3}s",
             t.elapsed().as_secs_f64()
         );
-        assert_eq!(s.splits[0].sha256, s2.splits[0].sha256);
+        anyhow::ensure!(
+            s.splits[0].sha256 == s2.splits[0].sha256,
+            "the all-fresh rebuild changed the task file's sha256"
+        );
         let t = Instant::now();
         let audit =
             gtb_audit::Audit::run(&s.splits[0].path, Some(&gtb_audit::Against::Paper), false)?;
@@ -198,5 +238,30 @@ fn flag<T: std::str::FromStr>(
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| anyhow::anyhow!("{name} needs a value")),
         None => default.ok_or_else(|| anyhow::anyhow!("{name} is required")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        std::iter::once("gtb-bench")
+            .chain(a.iter().copied())
+            .map(String::from)
+            .collect()
+    }
+
+    /// `gtb-bench --help` ran the 100,000-task benchmarks, then panicked outside the project
+    /// root; an unknown flag ran them too. Neither reads anything now.
+    #[test]
+    fn unknown_arguments_are_refused_before_any_section_runs() {
+        assert!(run(args(&["--help"])).is_ok());
+        for bad in [&["--bogus"][..], &["--large", "--larg"], &["solve-cpu"]] {
+            let e = run(args(bad)).unwrap_err().to_string();
+            let last = bad.last().unwrap();
+            assert!(e.contains(&format!("unknown argument `{last}`")), "{e}");
+            assert!(e.contains("usage: gtb-bench"), "{e}");
+        }
     }
 }

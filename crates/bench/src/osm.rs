@@ -188,7 +188,7 @@ impl OsmFixture<'_> {
 /// city assignment, the store written), and peak RSS.
 pub fn osm_import(dir: &std::path::Path) -> anyhow::Result<()> {
     use gtb_store::import::{Adapter, ImportOptions};
-    let c = cfg(650, dir);
+    let c = cfg(650, dir)?;
     let res = gtb_ops::load_resources(&c)?;
     let centres: Vec<(String, f64, f64)> = res
         .cities

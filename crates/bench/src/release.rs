@@ -16,7 +16,7 @@ pub fn fixture_release(args: &[String]) -> anyhow::Result<()> {
         malformed: flag(args, "--malformed", Some(0))?,
     };
     let out: std::path::PathBuf = flag(args, "--out", None)?;
-    let c = cfg(650, &std::env::temp_dir());
+    let c = cfg(650, &std::env::temp_dir())?;
     let res = gtb_resources::load(&c.paths)?;
     let t = Instant::now();
     let mut summary = None;
@@ -57,7 +57,7 @@ pub fn import_release(args: &[String]) -> anyhow::Result<()> {
         radius_km: 60.0,
         progress: false,
     };
-    let c = cfg(650, &dir);
+    let c = cfg(650, &dir)?;
     let t = Instant::now();
     let s = gtb_ops::import(&c, &opts)?;
     println!(

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 /// `gtb transport`: load the network, model every pair and mode, write the CSV (best of 3).
 pub fn transport_model(dir: &std::path::Path) -> anyhow::Result<()> {
-    let c = cfg(650, dir);
+    let c = cfg(650, dir)?;
     let out = dir.join("transport.csv");
     let mut best = f64::INFINITY;
     let mut rows = 0;

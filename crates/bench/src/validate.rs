@@ -8,7 +8,7 @@ use std::time::Instant;
 /// generated fixture of branch-style variants (in memory only, never written to raw_data).
 pub fn validate_at_scale(dir: &std::path::Path) -> anyhow::Result<()> {
     use gtb_validate::{Mode, Validator, names::NameIndex};
-    let c = cfg(650, dir);
+    let c = cfg(650, dir)?;
     let mut res = gtb_ops::load_resources(&c)?;
     let req = gtb_build::BuildRequest::new(c.clone());
     let s = gtb_build::build(&req)?;

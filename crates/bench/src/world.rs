@@ -13,7 +13,7 @@ pub const WORLD_CHILD: &str = "--world-child";
 /// In the child: load the split's resources, write its world, print the figures.
 pub fn world_child(split: &Path) -> anyhow::Result<()> {
     let tasks = gtb_world::task_file(split)?;
-    let cfg = crate::cfg(0, split);
+    let cfg = crate::cfg(0, split)?;
     let res = gtb_ops::load_resources(&cfg)?;
     let t = Instant::now();
     let section = gtb_ops::world::publish_world(&tasks, &res)?;
@@ -39,7 +39,7 @@ pub fn world_child(split: &Path) -> anyhow::Result<()> {
 /// Build each size (witnesses on), then time its world in a child process.
 pub fn world_bench(dir: &Path) -> anyhow::Result<()> {
     for n in [650, 10_000] {
-        let c = crate::cfg(n, &dir.join(format!("world-{n}")));
+        let c = crate::cfg(n, &dir.join(format!("world-{n}")))?;
         let t = Instant::now();
         let s = gtb_build::build(&gtb_build::BuildRequest::new(c.clone()))?;
         println!(
