@@ -6,13 +6,15 @@
 //! when one line or one service carries the traveller from one to the other. Times and fares are
 //! modelled from the line's kind and design speed (constants below); they are not timetables.
 
-use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
 
 use gtb_resources::InputError;
 use gtb_resources::geodesy::distance_km;
 use gtb_resources::table::read_csv;
+
+mod track;
+use track::{Entry, Graph};
 
 /// What runs on a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -560,69 +562,6 @@ impl<'a> Planner<'a> {
         }
         j.minutes += lookup(&TRANSFER_MIN, self.mode) * j.transfers as f64;
         j
-    }
-}
-
-/// The physical track of one mode, for the paths of through services.
-struct Graph {
-    adj: Vec<Vec<(usize, Hop)>>,
-}
-
-impl Graph {
-    fn new(net: &Network, lines: &[&Line], mode: RailMode) -> Graph {
-        let mut adj = vec![Vec::new(); net.nodes.len()];
-        for l in lines {
-            for (w, km) in l.stops.windows(2).zip(net.hop_km(l)) {
-                let h = hop_on(l, km, mode);
-                adj[w[0]].push((w[1], h));
-                adj[w[1]].push((w[0], h));
-            }
-        }
-        Graph { adj }
-    }
-
-    /// The fastest track from `a` to `b` as one non-stop hop.
-    fn fastest(&self, a: usize, b: usize) -> Option<Hop> {
-        let mut best: Vec<Option<Hop>> = vec![None; self.adj.len()];
-        let mut heap = BinaryHeap::new();
-        best[a] = Some(Hop::default());
-        heap.push(Entry(0.0, a));
-        while let Some(Entry(c, s)) = heap.pop() {
-            if s == b {
-                return best[b];
-            }
-            if best[s].is_some_and(|h| c > h.minutes) {
-                continue;
-            }
-            let here = best[s].expect("reached");
-            for &(t, h) in &self.adj[s] {
-                let mut next = here;
-                next += h;
-                if best[t].is_none_or(|x| next.minutes < x.minutes) {
-                    best[t] = Some(next);
-                    heap.push(Entry(next.minutes, t));
-                }
-            }
-        }
-        None
-    }
-}
-
-/// A min-heap entry (cost, state); costs are finite.
-#[derive(PartialEq)]
-struct Entry(f64, usize);
-
-impl Eq for Entry {}
-
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
     }
 }
 

@@ -10,6 +10,7 @@ pub mod pyval;
 pub mod record;
 pub mod resolver;
 pub mod rules;
+pub mod split;
 pub mod utility;
 pub mod validity;
 

@@ -8,7 +8,7 @@
 //! kind of venue the store names none of), from the stand-ins (`score::resolver::stand_ins`),
 //! which the table does not resolve and which therefore score nothing. A destination with no
 //! hotel at all, not even a stand-in, cannot be set up (an error, not a panic). Large inventories (a store lists hundreds of venues per city) are cut to the
-//! venues a plan could want (`shortlist`): every sight someone must see or likes, the best
+//! venues a plan could want (`crate::shortlist`): every sight someone must see or likes, the best
 //! meals and hotels of each member, the ones serving a must_eat, and the cheapest.
 
 use super::model::{self, MealKind};
@@ -361,7 +361,7 @@ impl<'a> Instance<'a> {
                 PoiKind::Hotel => d.hotels.push(self.hotel(name, poi, db)),
             }
         }
-        shortlist(&mut d, self.n());
+        super::shortlist::shortlist(&mut d, self.n());
         let places: Vec<(f64, f64)> = d
             .sights
             .iter()
@@ -520,84 +520,6 @@ fn windows_on(hours: Option<&OpeningHours>, day: &(String, String, u8)) -> Optio
             .filter_map(|w| Some((minutes(&w.open)?, minutes(&w.close)?)))
             .collect(),
     )
-}
-
-/// Sights kept beyond those someone must see: the ones liked most.
-const LIKED_SIGHTS: usize = 40;
-/// Meals and hotels kept per member (best first), serving each must_eat item, and cheapest.
-const BEST_PER_MEMBER: usize = 3;
-const SERVERS_PER_ITEM: usize = 3;
-const CHEAPEST: usize = 4;
-
-/// The indices to keep, in table order.
-fn keep<T>(items: &mut Vec<T>, keep: &[usize]) {
-    let mut k: Vec<usize> = keep.to_vec();
-    k.sort_unstable();
-    k.dedup();
-    let mut i = 0;
-    items.retain(|_| {
-        let kept = k.binary_search(&i).is_ok();
-        i += 1;
-        kept
-    });
-}
-
-/// Indices of `0..n` sorted by `key` (then index), the first `k`.
-fn best_by<K: Ord>(n: usize, k: usize, key: impl Fn(usize) -> K) -> Vec<usize> {
-    let mut ix: Vec<usize> = (0..n).collect();
-    ix.sort_by_key(|&i| (key(i), i));
-    ix.truncate(k);
-    ix
-}
-
-/// Cut a destination's venues to those a plan could want (see the module's comment) for a
-/// group of `n`; every figure the search and the upper bound read (best value per member,
-/// cheapest price, every must) survives the cut.
-fn shortlist(d: &mut Destination, n: usize) {
-    let liked = |s: &Sight| s.value.iter().filter(|&&v| v > 0).sum::<i32>();
-    let sights: Vec<usize> = (0..d.sights.len())
-        .filter(|&s| d.sights[s].must.iter().any(|&b| b != 0))
-        .chain(
-            best_by(d.sights.len(), LIKED_SIGHTS, |s| {
-                std::cmp::Reverse(liked(&d.sights[s]))
-            })
-            .into_iter()
-            .filter(|&s| liked(&d.sights[s]) > 0),
-        )
-        .collect();
-    keep(&mut d.sights, &sights);
-    let n_meals = d.meals.len();
-    // the cheapest meals nobody minds first
-    let mut meals: Vec<usize> = best_by(n_meals, CHEAPEST, |m| {
-        let x = &d.meals[m];
-        (x.rejected != 0 || x.value.iter().any(|&v| v < 0), x.price)
-    });
-    for i in 0..n {
-        meals.extend(best_by(n_meals, BEST_PER_MEMBER, |m| {
-            (std::cmp::Reverse(d.meals[m].value[i]), d.meals[m].price)
-        }));
-        let served = d.meals.iter().fold(0, |a: Items, m| a | m.must[i]);
-        for item in (0..32).filter(|k| served >> k & 1 == 1) {
-            let serves = |m: usize| d.meals[m].must[i] >> item & 1 == 1;
-            let servers = best_by(n_meals, SERVERS_PER_ITEM, |m| {
-                (!serves(m), d.meals[m].rejected >> i & 1, d.meals[m].price)
-            });
-            meals.extend(servers.into_iter().filter(|&m| serves(m)));
-        }
-    }
-    keep(&mut d.meals, &meals);
-    let n_hotels = d.hotels.len();
-    let mut hotels: Vec<usize> = best_by(n_hotels, CHEAPEST, |h| d.hotels[h].price);
-    hotels.extend(best_by(n_hotels, CHEAPEST, |h| {
-        let x = &d.hotels[h];
-        (std::cmp::Reverse(x.value.iter().sum::<i32>()), x.price)
-    }));
-    for i in 0..n {
-        hotels.extend(best_by(n_hotels, BEST_PER_MEMBER, |h| {
-            (std::cmp::Reverse(d.hotels[h].value[i]), d.hotels[h].price)
-        }));
-    }
-    keep(&mut d.hotels, &hotels);
 }
 
 /// Whether a stand-in meal breaks a reject_eat item by the category the split's world lists it

@@ -21,6 +21,7 @@ mod musts;
 pub mod output;
 pub mod proof;
 pub mod search;
+mod shortlist;
 pub mod sim;
 pub mod sims;
 

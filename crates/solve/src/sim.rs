@@ -6,7 +6,7 @@
 use super::frame::{Anchor, Frame, Need, Piece};
 use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::{self, MealKind, up5};
-use gtb_score::utility::split_penalty;
+use gtb_score::split::split_penalty;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Item {
