@@ -6,7 +6,7 @@ use std::path::Path;
 
 pub fn run(cfg: &Config, out: &Path) -> Result<()> {
     let skeletons = gtb_build::sample(cfg)?;
-    gtb_core::digest::write_atomic(out, &gtb_core::jsonl::to_jsonl(&skeletons))?;
+    gtb_core::jsonl::write_jsonl(out, &skeletons)?;
     println!("{} skeletons -> {}", skeletons.len(), out.display());
     Ok(())
 }

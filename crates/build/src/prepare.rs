@@ -6,7 +6,7 @@ use super::BuildStage;
 use super::split::{Artifacts, Split};
 use crate::CODE_VERSION;
 use anyhow::Result;
-use gtb_core::jsonl::to_jsonl;
+use gtb_core::jsonl::write_jsonl;
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
 
@@ -40,6 +40,6 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Prepare {
             "inputs": res.input_digests,
         });
         let work = &ctx.paths.work;
-        gtb_core::digest::write_atomic(&work.artifact(BuildStage::Prepare), &to_jsonl(&[info]))
+        write_jsonl(&work.artifact(BuildStage::Prepare), &[info])
     }
 }

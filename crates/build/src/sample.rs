@@ -11,7 +11,7 @@ use super::BuildStage;
 use super::split::{Artifacts, Sampled, Split, holds};
 use crate::CODE_VERSION;
 use anyhow::{Result, bail};
-use gtb_core::jsonl::{from_jsonl, to_jsonl};
+use gtb_core::jsonl::{from_jsonl, write_jsonl};
 use gtb_core::task::Skeleton;
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
@@ -62,7 +62,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Sample {
             .map(|slot| sample_slot(ctx, slot))
             .collect::<Result<Vec<_>>>()?;
         let work = &ctx.paths.work;
-        gtb_core::digest::write_atomic(&work.artifact(BuildStage::Sample), &to_jsonl(&skeletons))?;
+        write_jsonl(&work.artifact(BuildStage::Sample), &skeletons)?;
         art.sample = Some(Sampled { skeletons });
         Ok(())
     }
@@ -97,7 +97,9 @@ pub(super) fn sample_slot(ctx: &Split, slot: usize) -> Result<Skeleton> {
     let sampler = ctx.sampler()?;
     let class = sampler.class_at(slot);
     let first = sampler.draw(slot, class);
-    if !holds(&ctx.neighbours.earlier, &first.signature()) {
+    // a split with no earlier split (the usual build) avoids nothing: no signature to compute
+    let earlier = &ctx.neighbours.earlier;
+    if earlier.is_empty() || !holds(earlier, &first.signature()) {
         return Ok(first);
     }
     next_alternative(ctx, slot, 0, |sk| !holds(&ctx.neighbours.earlier, &sk.signature())).map_err(

@@ -4,22 +4,32 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 
-/// Encode items as JSON lines.
-pub fn to_jsonl<T: serde::Serialize + Sync>(items: &[T]) -> Vec<u8> {
+/// Write items as JSON lines to `path`, atomically (`digest::write_streaming_atomic`). Blocks of
+/// items are serialised in parallel and written in order, a group of blocks at a time, so that
+/// the file is never held whole in memory (a million skeletons are half a gigabyte).
+pub fn write_jsonl<T: serde::Serialize + Sync>(path: &Path, items: &[T]) -> Result<()> {
     use rayon::prelude::*;
-    // serialised in parallel blocks, joined in order
-    let blocks: Vec<Vec<u8>> = items
-        .par_chunks(1024)
-        .map(|block| {
-            let mut out = Vec::new();
-            for it in block {
-                serde_json::to_writer(&mut out, it).expect("serialises");
-                out.push(b'\n');
+    const BLOCK: usize = 1024;
+    const GROUP: usize = 64 * BLOCK;
+    crate::digest::write_streaming_atomic(path, |w| {
+        for group in items.chunks(GROUP) {
+            let blocks = group
+                .par_chunks(BLOCK)
+                .map(|block| {
+                    let mut out = Vec::new();
+                    for it in block {
+                        serde_json::to_writer(&mut out, it)?;
+                        out.push(b'\n');
+                    }
+                    Ok(out)
+                })
+                .collect::<serde_json::Result<Vec<Vec<u8>>>>()?;
+            for b in &blocks {
+                w.write_all(b)?;
             }
-            out
-        })
-        .collect();
-    blocks.concat()
+        }
+        Ok(())
+    })
 }
 
 /// Decode JSON lines (work artifacts gtb wrote), naming the line of any error.
@@ -142,6 +152,25 @@ mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(f.path(), text).unwrap();
         f
+    }
+
+    /// More items than a group of blocks: the file is every item's line, in order, as one
+    /// serial pass writes them, and nothing else is left in the folder.
+    #[test]
+    fn issue27_write_jsonl_writes_the_lines_of_a_serial_pass() {
+        let items: Vec<(usize, String)> = (0..70_000).map(|i| (i, format!("项{i}"))).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("items.jsonl");
+        write_jsonl(&path, &items).unwrap();
+        let mut serial = Vec::new();
+        for it in &items {
+            serde_json::to_writer(&mut serial, it).unwrap();
+            serial.push(b'\n');
+        }
+        assert!(std::fs::read(&path).unwrap() == serial);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let back: Vec<(usize, String)> = from_jsonl(&serial, &path).unwrap();
+        assert_eq!(back, items);
     }
 
     #[test]
