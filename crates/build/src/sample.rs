@@ -102,7 +102,7 @@ pub(super) fn sample_slot(ctx: &Split, slot: usize) -> Result<Skeleton> {
     if earlier.is_empty() || !holds(earlier, &first.signature()) {
         return Ok(first);
     }
-    next_alternative(ctx, slot, 0, |sk| !holds(&ctx.neighbours.earlier, &sk.signature())).map_err(
+    next_alternative(ctx, slot, 0, |sk| !holds(earlier, &sk.signature())).map_err(
         |_| {
             anyhow::anyhow!(
                 "split {}: slot {slot} finds no skeleton unseen in earlier splits in {MAX_DRAWS_PER_SLOT} draws; the splits are too large for the resources",
