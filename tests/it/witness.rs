@@ -204,6 +204,58 @@ fn issue27_scouting_skips_only_frames_that_cannot_be_finalists() {
     assert!(pruned == every, "skipping frames changed a witness");
 }
 
+#[test]
+fn issue27_a_frame_ceiling_bounds_every_plan_at_its_floor() {
+    // scouting skips a frame when its floor and utility ceiling rank below the finalists: the
+    // ceiling must bound the utility of any plan of the frame that breaks no more than the
+    // floor, here every frame's searched plan (the scout's and a deeper search's)
+    use gtb_solve::{eval, frame, instance::Instance, proof, search::Search, sims::Sims};
+    let (_dir, tasks, _) = built(60);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let (mut at_floor, mut below) = (0, 0);
+    for task in &tasks {
+        let Ok(inst) = Instance::new(task, &res, &db) else {
+            continue;
+        };
+        let Ok(usable) = proof::usable_options(&inst) else {
+            continue;
+        };
+        let Ok(combos) = proof::transport_combos(&inst, &usable) else {
+            continue;
+        };
+        let tops = eval::Tops::new(&inst);
+        let mut sims = Sims::default();
+        for nights in frame::allocations(inst.days - 1, inst.dest.len()) {
+            for f in combos
+                .iter()
+                .filter_map(|c| frame::Frame::new(&inst, &nights, c))
+            {
+                let (floor, ceiling) = (eval::floor(&inst, &f), eval::ceiling(&inst, &f, &tops));
+                for budget in [600, 4000] {
+                    let st = Search::new(&inst, &f, budget, &mut sims).run();
+                    if (st.eval.breach, st.eval.compromises) != floor {
+                        continue;
+                    }
+                    at_floor += 1;
+                    assert!(
+                        st.eval.total <= ceiling,
+                        "{}: a plan at the floor has utility {} above the ceiling {ceiling}",
+                        task.task_id,
+                        st.eval.total
+                    );
+                    below += usize::from(st.eval.total < ceiling);
+                }
+            }
+        }
+    }
+    assert!(
+        at_floor > 100,
+        "only {at_floor} plans at their frame's floor"
+    );
+    assert!(below > 0);
+}
+
 /// The first witness of a small build, as JSON, with its task.
 fn a_witness() -> (Task, Value, PoiDb) {
     let (_dir, tasks, _) = built(20);

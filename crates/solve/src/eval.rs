@@ -11,8 +11,9 @@
 //! fields tallied (`Breaks`) instead of listed. Candidates for one piece are ranked by
 //! `Partial`: the plan's sums over the other pieces, kept once, plus the candidate's own.
 
-use super::frame::{Frame, Piece};
+use super::frame::{Frame, Need, Piece};
 use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS};
+use super::model::MealKind;
 use super::sim::{MemberPiece, PieceEval};
 use gtb_core::task::Intensity;
 use gtb_score::compromise::MAX_PER_USER;
@@ -230,6 +231,81 @@ pub fn floor(inst: &Instance, frame: &Frame) -> (i64, i64) {
         compromises += c;
     }
     (breach, compromises)
+}
+
+/// Per member and destination: the sum of the `k` best positive sight values, for every `k`
+/// (`Tops::best`), the part of `ceiling` that does not depend on the frame.
+pub struct Tops {
+    /// `sums[i][d][k]`: member `i`'s `k` best positive values among destination `d`'s sights
+    sums: Vec<Vec<Vec<i64>>>,
+}
+
+impl Tops {
+    pub fn new(inst: &Instance) -> Tops {
+        let sums = (0..inst.n())
+            .map(|i| {
+                let per_dest = inst.dest.iter().map(|d| {
+                    let mut v: Vec<i64> = d.sights.iter().map(|s| s.value[i] as i64).collect();
+                    v.retain(|&x| x > 0);
+                    v.sort_unstable_by(|a, b| b.cmp(a));
+                    let sums = v.iter().scan(0, |acc, &x| {
+                        *acc += x;
+                        Some(*acc)
+                    });
+                    std::iter::once(0).chain(sums).collect()
+                });
+                per_dest.collect()
+            })
+            .collect();
+        Tops { sums }
+    }
+    fn best(&self, i: usize, d: usize, k: usize) -> i64 {
+        let s = &self.sums[i][d];
+        s[k.min(s.len() - 1)]
+    }
+}
+
+/// An upper bound on the group utility of every plan of the frame that ranks level with its
+/// `floor` in (breaches, compromises). Such a plan breaks exactly the floor's fields (any other
+/// field, or a firm member's heavier one, adds a breach or a compromise: `Tally::charge`), so
+/// it keeps every intensity cap, sees no rejected sight and has no budget term. Per member:
+/// the frame's transport terms, the best hotel of each night, +2 per must_visit item, the best
+/// positive sight values that fit the caps (a plan visits a sight once: the search only
+/// inserts unused sights), and the best meal value for each lunch and dinner a piece may have.
+/// The split penalty only lowers the total. So when this bound is below the utility of
+/// `finalists` scouted frames of the same floor, the frame cannot be a finalist.
+pub fn ceiling(inst: &Instance, frame: &Frame, tops: &Tops) -> i64 {
+    let mut days = [0u64; MAX_DESTINATIONS];
+    for p in &frame.pieces {
+        days[p.dest] |= 1 << p.day;
+    }
+    let mut total = 0;
+    for (i, m) in inst.members.iter().enumerate() {
+        let cap = m.pref.global_constraints.intensity.max_poi_per_day as usize;
+        let mut value = frame.transport_value[i] as i64;
+        for &d in &frame.night_dest {
+            let best = inst.dest[d].hotels.iter().map(|h| h.value[i]).max();
+            value += best.unwrap_or(0) as i64;
+        }
+        for (d, on) in days.iter().enumerate().take(inst.dest.len()) {
+            value += 2 * inst.must_visit_all(i, d).count_ones() as i64;
+            let k = match cap {
+                0 => usize::MAX,
+                c => c * on.count_ones() as usize,
+            };
+            value += tops.best(i, d, k);
+        }
+        for p in &frame.pieces {
+            let best = inst.dest[p.dest].meals.iter().map(|f| f.value[i]).max();
+            let meals = [MealKind::Lunch, MealKind::Dinner]
+                .into_iter()
+                .filter(|&kind| p.need(kind) != Need::No)
+                .count() as i64;
+            value += meals * best.unwrap_or(0).max(0) as i64;
+        }
+        total += value;
+    }
+    total
 }
 
 /// A plan's terms summed over every piece but one, so that the candidates for that piece are

@@ -180,22 +180,25 @@ impl<'a> Solver<'a> {
         Err(NoWitness::Exhausted(why))
     }
 
-    /// Each frame scouted (`scout`), except a frame whose floor (`eval::floor`: the breaches
-    /// and compromises every plan of it has at least) ranks below the last of the best
-    /// `finalists` scouted so far: it could not be a finalist, so the finalists are those of
-    /// scouting every frame. Frames are scouted by floor, best first (then in order), so that
-    /// the bar rises early.
+    /// Each frame scouted (`scout`), except a frame whose bound ranks below the last of the
+    /// best `finalists` scouted so far: the breaches and compromises every plan of it has at
+    /// least (`eval::floor`), then the most utility a plan at that floor can have
+    /// (`eval::ceiling`). It could not be a finalist, so the finalists are those of scouting
+    /// every frame. Frames are scouted by bound, best first (then in order), so that the bar
+    /// rises early.
     fn scout(
         &self,
         inst: &Instance,
         frames: &[Frame],
         mut search: impl FnMut(usize) -> Eval,
     ) -> Vec<(usize, Eval)> {
+        let tops = eval::Tops::new(inst);
         let floors: Vec<Key> = frames
             .iter()
             .map(|f| {
                 let (breach, compromises) = eval::floor(inst, f);
-                (-breach, -compromises, i64::MAX, i64::MAX, i64::MAX)
+                let ceiling = eval::ceiling(inst, f, &tops);
+                (-breach, -compromises, ceiling, i64::MAX, i64::MAX)
             })
             .collect();
         let mut order: Vec<usize> = (0..frames.len()).collect();
