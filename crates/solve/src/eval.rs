@@ -12,7 +12,7 @@
 //! `Partial`: the plan's sums over the other pieces, kept once, plus the candidate's own.
 
 use super::frame::{Frame, Need, Piece};
-use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS};
+use super::instance::{Destination, Instance, MAX_DAYS, MAX_DESTINATIONS};
 use super::model::MealKind;
 use super::sim::{MemberPiece, PieceEval};
 use gtb_core::task::Intensity;
@@ -233,34 +233,55 @@ pub fn floor(inst: &Instance, frame: &Frame) -> (i64, i64) {
     (breach, compromises)
 }
 
-/// Per member and destination: the sum of the `k` best positive sight values, for every `k`
-/// (`Tops::best`), the part of `ceiling` that does not depend on the frame.
+/// Per member and destination, what `ceiling` reads that does not depend on the frame: the
+/// sum of the `k` best positive sight values for every `k`, the best hotel value and the best
+/// meal value (0 when none is positive: a meal may be left out).
 pub struct Tops {
-    /// `sums[i][d][k]`: member `i`'s `k` best positive values among destination `d`'s sights
-    sums: Vec<Vec<Vec<i64>>>,
+    /// `[i][d]`: member `i`'s figures for destination `d`
+    per: Vec<Vec<Best>>,
+}
+
+struct Best {
+    /// `sights[k]`: the `k` best positive sight values summed
+    sights: Vec<i64>,
+    hotel: i64,
+    meal: i64,
 }
 
 impl Tops {
     pub fn new(inst: &Instance) -> Tops {
-        let sums = (0..inst.n())
-            .map(|i| {
-                let per_dest = inst.dest.iter().map(|d| {
-                    let mut v: Vec<i64> = d.sights.iter().map(|s| s.value[i] as i64).collect();
-                    v.retain(|&x| x > 0);
-                    v.sort_unstable_by(|a, b| b.cmp(a));
-                    let sums = v.iter().scan(0, |acc, &x| {
-                        *acc += x;
-                        Some(*acc)
-                    });
-                    std::iter::once(0).chain(sums).collect()
-                });
-                per_dest.collect()
-            })
+        let best = |i: usize, d: &Destination| {
+            let mut v: Vec<i64> = d.sights.iter().map(|s| s.value[i] as i64).collect();
+            v.retain(|&x| x > 0);
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            let sums = v.iter().scan(0, |acc, &x| {
+                *acc += x;
+                Some(*acc)
+            });
+            Best {
+                sights: std::iter::once(0).chain(sums).collect(),
+                hotel: d
+                    .hotels
+                    .iter()
+                    .map(|h| h.value[i] as i64)
+                    .max()
+                    .unwrap_or(0),
+                meal: d
+                    .meals
+                    .iter()
+                    .map(|f| f.value[i] as i64)
+                    .max()
+                    .unwrap_or(0)
+                    .max(0),
+            }
+        };
+        let per = (0..inst.n())
+            .map(|i| inst.dest.iter().map(|d| best(i, d)).collect())
             .collect();
-        Tops { sums }
+        Tops { per }
     }
-    fn best(&self, i: usize, d: usize, k: usize) -> i64 {
-        let s = &self.sums[i][d];
+    fn sights(&self, i: usize, d: usize, k: usize) -> i64 {
+        let s = &self.per[i][d].sights;
         s[k.min(s.len() - 1)]
     }
 }
@@ -284,8 +305,7 @@ pub fn ceiling(inst: &Instance, frame: &Frame, tops: &Tops) -> i64 {
         let cap = m.pref.global_constraints.intensity.max_poi_per_day as usize;
         let mut value = frame.transport_value[i] as i64;
         for &d in &frame.night_dest {
-            let best = inst.dest[d].hotels.iter().map(|h| h.value[i]).max();
-            value += best.unwrap_or(0) as i64;
+            value += tops.per[i][d].hotel;
         }
         for (d, on) in days.iter().enumerate().take(inst.dest.len()) {
             value += 2 * inst.must_visit_all(i, d).count_ones() as i64;
@@ -293,15 +313,14 @@ pub fn ceiling(inst: &Instance, frame: &Frame, tops: &Tops) -> i64 {
                 0 => usize::MAX,
                 c => c * on.count_ones() as usize,
             };
-            value += tops.best(i, d, k);
+            value += tops.sights(i, d, k);
         }
         for p in &frame.pieces {
-            let best = inst.dest[p.dest].meals.iter().map(|f| f.value[i]).max();
             let meals = [MealKind::Lunch, MealKind::Dinner]
                 .into_iter()
                 .filter(|&kind| p.need(kind) != Need::No)
                 .count() as i64;
-            value += meals * best.unwrap_or(0).max(0) as i64;
+            value += meals * tops.per[i][p.dest].meal;
         }
         total += value;
     }
