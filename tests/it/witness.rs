@@ -256,6 +256,55 @@ fn issue27_a_frame_ceiling_bounds_every_plan_at_its_floor() {
     assert!(below > 0);
 }
 
+#[test]
+fn issue27_a_deep_search_that_replays_its_scout_ends_as_a_fresh_one() {
+    // a finalist's deep search replays its scout's trail: it must reach the same plan with the
+    // same budget left as the same search run from scratch, for every frame and budget pair
+    use gtb_solve::{frame, instance::Instance, proof, search::Search, sims::Sims};
+    let (_dir, tasks, _) = built(40);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let (mut searches, mut replayed) = (0, 0);
+    for task in &tasks {
+        let Ok(inst) = Instance::new(task, &res, &db) else {
+            continue;
+        };
+        let Ok(usable) = proof::usable_options(&inst) else {
+            continue;
+        };
+        let Ok(combos) = proof::transport_combos(&inst, &usable) else {
+            continue;
+        };
+        let (mut shared, mut alone) = (Sims::default(), Sims::default());
+        for nights in frame::allocations(inst.days - 1, inst.dest.len()) {
+            for f in combos
+                .iter()
+                .filter_map(|c| frame::Frame::new(&inst, &nights, c))
+            {
+                for (short, long) in [(600, 4000), (90, 700), (250, 250)] {
+                    let (_, trail) = Search::new(&inst, &f, short, &mut shared).run_with_trail();
+                    let mut fresh = Search::new(&inst, &f, long, &mut alone);
+                    let want = fresh.run();
+                    let mut again = Search::new(&inst, &f, long, &mut shared).replaying(trail);
+                    let got = again.run();
+                    let same = got.hotels == want.hotels
+                        && got.programs == want.programs
+                        && got.eval.key() == want.eval.key()
+                        && again.budget == fresh.budget;
+                    assert!(same, "{}: the replay ended elsewhere", task.task_id);
+                    searches += 1;
+                    replayed += again.replayed();
+                }
+            }
+        }
+    }
+    assert!(searches > 300, "only {searches} searches");
+    assert!(
+        replayed > 5 * searches,
+        "only {replayed} steps replayed in {searches} searches"
+    );
+}
+
 /// The first witness of a small build, as JSON, with its task.
 fn a_witness() -> (Task, Value, PoiDb) {
     let (_dir, tasks, _) = built(20);

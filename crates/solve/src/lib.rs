@@ -32,7 +32,7 @@ use gtb_resources::Resources;
 use gtb_score::{PlanScore, PoiDb, score_plan};
 use instance::Instance;
 pub use proof::NoWitness;
-use search::{Eval, Field, Key, Search, State};
+use search::{Eval, Field, Key, Search, State, Trail};
 use sims::Sims;
 
 /// How much searching a task gets (piece simulations).
@@ -154,14 +154,25 @@ impl<'a> Solver<'a> {
         let frames = self.frames(&inst, &all)?;
         // the searches of all frames share the task's simulations
         let mut sims = Sims::default();
-        let mut search = |k: usize, budget| Search::new(&inst, &frames[k], budget, &mut sims).run();
-        // scout every frame briefly, then search the most promising deeply
-        let mut scouted = self.scout(&inst, &frames, |k| search(k, self.effort.scout).eval);
+        let mut trails: Vec<Trail> = vec![Trail::default(); frames.len()];
+        // scout every frame briefly, then search the most promising deeply: a deep search
+        // begins as its frame's scout did, and replays it (`Trail`)
+        let mut scouted = self.scout(&inst, &frames, |k| {
+            let scout = Search::new(&inst, &frames[k], self.effort.scout, &mut sims);
+            let (st, trail) = scout.run_with_trail();
+            trails[k] = trail;
+            st.eval
+        });
         scouted.sort_by(|a, b| b.1.key().cmp(&a.1.key()).then(a.0.cmp(&b.0)));
+        let replays = self.effort.deep >= self.effort.scout;
         let mut finals: Vec<(usize, State)> = scouted
             .iter()
             .take(self.effort.finalists)
-            .map(|&(k, _)| (k, search(k, self.effort.deep)))
+            .map(|&(k, _)| {
+                let trail = std::mem::take(&mut trails[k]);
+                let deep = Search::new(&inst, &frames[k], self.effort.deep, &mut sims);
+                (k, if replays { deep.replaying(trail) } else { deep }.run())
+            })
             .collect();
         finals.sort_by(|a, b| b.1.eval.key().cmp(&a.1.eval.key()).then(a.0.cmp(&b.0)));
         let mut why = String::new();

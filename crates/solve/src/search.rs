@@ -32,6 +32,25 @@ impl State {
     }
 }
 
+/// The outcomes of a search's first calls of `try_anywhere`, in order: those it made while
+/// its budget lasted and whose candidates it tried in full. A search of the same frame with a
+/// larger budget takes the same path from the same start until the smaller budget runs out
+/// (the budget is only ever compared with zero), so it replays them (`Search::replaying`)
+/// instead of trying their candidates again: a finalist's deep search begins with its scout.
+#[derive(Debug, Clone, Default)]
+pub struct Trail {
+    steps: Vec<Step>,
+    /// still recording: no call has yet begun with the budget spent or been cut short by it
+    open: bool,
+}
+
+/// One call of `try_anywhere`: the candidates it tried (all of them) and the one it kept.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    tried: usize,
+    kept: Option<(usize, u32)>,
+}
+
 pub struct Search<'a, 's> {
     pub inst: &'a Instance<'a>,
     pub frame: &'a Frame,
@@ -44,6 +63,11 @@ pub struct Search<'a, 's> {
     ids: Vec<u32>,
     /// the candidate being built (`Edit::apply`)
     scratch: Vec<Slot>,
+    /// this search's calls of `try_anywhere`, as far as a longer search would make them too
+    trail: Trail,
+    /// an earlier search's trail of this frame, and how many of its steps were replayed
+    replay: Trail,
+    replayed: usize,
 }
 
 impl<'a, 's> Search<'a, 's> {
@@ -62,7 +86,20 @@ impl<'a, 's> Search<'a, 's> {
             cache_of,
             ids: Vec::new(),
             scratch: Vec::new(),
+            trail: Trail {
+                steps: Vec::new(),
+                open: true,
+            },
+            replay: Trail::default(),
+            replayed: 0,
         }
+    }
+
+    /// The search replays `trail`, an earlier search's of the same frame from the same start
+    /// with no larger budget: the same path, with less work.
+    pub fn replaying(mut self, trail: Trail) -> Self {
+        self.replay = trail;
+        self
     }
 
     /// A piece's program simulated (once per task and signature; every call counts against
@@ -242,7 +279,42 @@ impl<'a, 's> Search<'a, 's> {
 
     /// Try candidate (piece, edit) pairs over the whole plan; keep the best improvement.
     pub(super) fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Edit)>) -> bool {
-        let mut best: Option<(Key, usize, u32, Rc<PieceEval>)> = None;
+        let (len, start) = (candidates.len(), self.budget);
+        let step = match self.replay.steps.get(self.replayed) {
+            Some(&step) => {
+                self.replayed += 1;
+                self.budget -= step.tried;
+                step
+            }
+            None => Step {
+                kept: self.best_of(st, candidates),
+                tried: start - self.budget,
+            },
+        };
+        let trail = &mut self.trail;
+        trail.open &= start > 0 && step.tried == len;
+        if trail.open {
+            trail.steps.push(step);
+        }
+        self.keep(st, step)
+    }
+
+    /// The step's kept candidate made in the state, if any.
+    fn keep(&mut self, st: &mut State, step: Step) -> bool {
+        let Some((p, id)) = step.kept else {
+            return false;
+        };
+        st.programs[p] = self.program(p, id);
+        self.ids[p] = id;
+        st.evals[p] = self.sims.caches[self.cache_of[p]].eval(id);
+        st.eval = evaluate(self.inst, self.frame, &st.hotels, st.pieces());
+        true
+    }
+
+    /// The best of the candidates that improves on `st`, as (piece, program id), trying them
+    /// while the budget lasts.
+    fn best_of(&mut self, st: &State, candidates: Vec<(usize, Edit)>) -> Option<(usize, u32)> {
+        let mut best: Option<(Key, usize, u32)> = None;
         let mut bar = st.eval.key();
         // per piece, the state's terms without it (built at its first candidate)
         let mut partials: Vec<Option<Partial>> = (0..st.evals.len()).map(|_| None).collect();
@@ -260,19 +332,10 @@ impl<'a, 's> Search<'a, 's> {
             let k = partial.rank(inst, frame, &ev);
             if k > bar {
                 bar = k;
-                best = Some((k, p, id, ev));
+                best = Some((k, p, id));
             }
         }
-        match best {
-            Some((_, p, id, ev)) => {
-                st.programs[p] = self.program(p, id);
-                self.ids[p] = id;
-                st.evals[p] = ev;
-                st.eval = evaluate(self.inst, self.frame, &st.hotels, st.pieces());
-                true
-            }
-            None => false,
-        }
+        best.map(|(_, p, id)| (p, id))
     }
 
     /// Every insertion of `slot` into `piece`'s program, as edits.
@@ -534,6 +597,17 @@ impl<'a, 's> Search<'a, 's> {
             }
         }
         changed
+    }
+
+    /// Steps of an earlier search's trail replayed so far.
+    pub fn replayed(&self) -> usize {
+        self.replayed
+    }
+
+    /// `run`, with the trail of its calls for a longer search of the frame to replay.
+    pub fn run_with_trail(mut self) -> (State, Trail) {
+        let st = self.run();
+        (st, self.trail)
     }
 
     /// Local search from the start until nothing improves or the budget is spent.
