@@ -305,6 +305,73 @@ fn issue27_a_deep_search_that_replays_its_scout_ends_as_a_fresh_one() {
     );
 }
 
+#[test]
+fn issue27_a_run_from_a_marked_prefix_ends_as_a_run_from_the_start() {
+    // a candidate runs from the mark of the last slot it shares with the state's program:
+    // every edit of every searched program must simulate as a run from the start does,
+    // those that stop at a slot that does not fit included
+    use gtb_solve::sim::{Item, PieceEval, Prefix, Slot, simulate, simulate_after};
+    use gtb_solve::{frame, instance::Instance, proof, search::Search, sims::Sims};
+    let (_dir, tasks, _) = built(30);
+    let res = resources();
+    let db = PoiDb::from_resources(&res);
+    let same = |a: &PieceEval, b: &PieceEval| {
+        (a.ok, a.members, a.split, a.stand_ins) == (b.ok, b.members, b.split, b.stand_ins)
+    };
+    let (mut fit, mut not) = (0, 0);
+    for task in &tasks {
+        let Ok(inst) = Instance::new(task, &res, &db) else {
+            continue;
+        };
+        let Ok(usable) = proof::usable_options(&inst) else {
+            continue;
+        };
+        let Ok(combos) = proof::transport_combos(&inst, &usable) else {
+            continue;
+        };
+        let nights = &frame::allocations(inst.days - 1, inst.dest.len())[0];
+        let Some(f) = combos
+            .iter()
+            .find_map(|c| frame::Frame::new(&inst, nights, c))
+        else {
+            continue;
+        };
+        let st = Search::new(&inst, &f, 600, &mut Sims::default()).run();
+        for (p, base) in st.programs.iter().enumerate() {
+            let mut prefix = Prefix::default();
+            prefix.record(&inst, &f, p, base);
+            let sights = inst.dest[f.pieces[p].dest].sights.len().min(5) as u16;
+            let mut edits: Vec<(usize, Vec<Slot>)> = Vec::new();
+            for k in 0..=base.len() {
+                for s in 0..sights {
+                    let mut e = base.clone();
+                    e.insert(k, Slot::joint(inst.all, Item::Sight(s)));
+                    edits.push((k, e.clone()));
+                    e.insert(k, Slot::joint(inst.all, Item::Brief(s)));
+                    edits.push((k, e));
+                }
+                if k < base.len() {
+                    let mut e = base.clone();
+                    e.remove(k);
+                    edits.push((k, e));
+                }
+                if k > 0 && k < base.len() {
+                    let mut e = base.clone();
+                    e.swap(k - 1, k);
+                    edits.push((k - 1, e));
+                }
+            }
+            for (k, e) in edits {
+                let want = simulate(&inst, &f, p, &e);
+                let got = simulate_after(&inst, &f, p, &e, &prefix, k);
+                assert!(same(&got, &want), "{}: piece {p}, slot {k}", task.task_id);
+                if want.ok { fit += 1 } else { not += 1 }
+            }
+        }
+    }
+    assert!(fit > 500 && not > 500, "{fit} edits fit, {not} do not");
+}
+
 /// The first witness of a small build, as JSON, with its task.
 fn a_witness() -> (Task, Value, PoiDb) {
     let (_dir, tasks, _) = built(20);

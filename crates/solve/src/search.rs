@@ -11,7 +11,7 @@
 use super::frame::{Frame, Need};
 use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
-use super::sim::{Item, PieceEval, Slot, simulate};
+use super::sim::{Item, PieceEval, Prefix, Slot, simulate, simulate_after};
 use super::sims::{Edit, Sims};
 use std::rc::Rc;
 
@@ -63,6 +63,8 @@ pub struct Search<'a, 's> {
     ids: Vec<u32>,
     /// the candidate being built (`Edit::apply`)
     scratch: Vec<Slot>,
+    /// per piece: the run of the state's program (by its id), marked slot by slot
+    prefixes: Vec<(Option<u32>, Prefix)>,
     /// this search's calls of `try_anywhere`, as far as a longer search would make them too
     trail: Trail,
     /// an earlier search's trail of this frame, and how many of its steps were replayed
@@ -86,6 +88,9 @@ impl<'a, 's> Search<'a, 's> {
             cache_of,
             ids: Vec::new(),
             scratch: Vec::new(),
+            prefixes: (0..frame.pieces.len())
+                .map(|_| Default::default())
+                .collect(),
             trail: Trail {
                 steps: Vec::new(),
                 open: true,
@@ -116,19 +121,24 @@ impl<'a, 's> Search<'a, 's> {
     /// `ids`): the edit is looked up first, the program built and found only when new.
     fn sim_edit(&mut self, piece: usize, program: &[Slot], edit: Edit) -> (u32, Rc<PieceEval>) {
         self.budget = self.budget.saturating_sub(1);
-        let (inst, frame) = (self.inst, self.frame);
-        let cache = &mut self.sims.caches[self.cache_of[piece]];
+        let c = self.cache_of[piece];
         let key = (self.ids[piece], edit);
-        let id = match cache.by_edit.get(&key) {
-            Some(&id) => id,
-            None => {
-                let built = &mut self.scratch;
-                edit.apply(program, built);
-                let id = cache.find_or_run(built, || simulate(inst, frame, piece, built));
-                cache.by_edit.insert(key, id);
-                id
-            }
-        };
+        if let Some(&id) = self.sims.caches[c].by_edit.get(&key) {
+            return (id, self.sims.caches[c].eval(id));
+        }
+        // the program's run, marked, so that the candidate runs only from the edited slot
+        let (inst, frame) = (self.inst, self.frame);
+        let (marked, prefix) = &mut self.prefixes[piece];
+        if *marked != Some(key.0) {
+            prefix.record(inst, frame, piece, program);
+            *marked = Some(key.0);
+        }
+        let built = &mut self.scratch;
+        edit.apply(program, built);
+        let cache = &mut self.sims.caches[c];
+        let run = || simulate_after(inst, frame, piece, built, prefix, edit.shared());
+        let id = cache.find_or_run(built, run);
+        cache.by_edit.insert(key, id);
         (id, cache.eval(id))
     }
 

@@ -370,20 +370,93 @@ struct Buffers {
     parts: Vec<(u32, u32, Mask)>,
 }
 
+/// A run between two slots: all it needs to carry on. Its activities so far are the first
+/// `acts` of its program's.
+#[derive(Clone)]
+struct Mark {
+    loc: [Place; MAX_MEMBERS],
+    clock: [u32; MAX_MEMBERS],
+    out: PieceEval,
+    acts: usize,
+}
+
+/// A program's run, marked before each slot it reached and after the last. A run is a
+/// function of its slots in order, so a program that shares the first `k` slots runs from
+/// mark `k` to the result a run from the start gives (`simulate_after`): an edit of a
+/// search's program (`sims::Edit`) runs only from the slot it changes.
+#[derive(Default)]
+pub struct Prefix {
+    marks: Vec<Mark>,
+    acts: Vec<Act>,
+}
+
+impl Prefix {
+    /// This prefix, made the run of `program`.
+    pub fn record(&mut self, inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) {
+        self.marks.clear();
+        let mut b = Buffers {
+            acts: std::mem::take(&mut self.acts),
+            parts: Vec::new(),
+        };
+        run(
+            inst,
+            frame,
+            piece,
+            program,
+            &mut b,
+            Start::Marking(&mut self.marks),
+        );
+        self.acts = b.acts;
+    }
+}
+
+/// Where a run starts, and whether it marks its way (`Prefix`).
+enum Start<'p> {
+    Fresh,
+    Marking(&'p mut Vec<Mark>),
+    /// after the first slots the program shares with the prefix's
+    After(&'p Prefix, usize),
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::default();
+}
+
 /// Run a piece's program: what it is worth (the search keeps thousands of these per task, so
 /// they hold no activities; a run writes them to buffers kept per thread).
 pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> PieceEval {
-    thread_local! {
-        static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::default();
-    }
-    BUFFERS.with_borrow_mut(|b| run(inst, frame, piece, program, b))
+    BUFFERS.with_borrow_mut(|b| run(inst, frame, piece, program, b, Start::Fresh))
+}
+
+/// `simulate`, for a program whose first `shared` slots are those of the prefix's program.
+pub fn simulate_after(
+    inst: &Instance,
+    frame: &Frame,
+    piece: usize,
+    program: &[Slot],
+    prefix: &Prefix,
+    shared: usize,
+) -> PieceEval {
+    let start = Start::After(prefix, shared);
+    BUFFERS.with_borrow_mut(|b| run(inst, frame, piece, program, b, start))
 }
 
 /// The activities of a piece's program, for the plan written out.
 pub fn activities(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> Vec<Act> {
     let mut b = Buffers::default();
-    run(inst, frame, piece, program, &mut b);
+    run(inst, frame, piece, program, &mut b, Start::Fresh);
     b.acts
+}
+
+impl Run<'_> {
+    fn mark(&self) -> Mark {
+        Mark {
+            loc: self.loc,
+            clock: self.clock,
+            out: self.out.clone(),
+            acts: self.acts.len(),
+        }
+    }
 }
 
 /// Run a piece's program, its activities into `buffers` (cleared first).
@@ -393,6 +466,7 @@ fn run(
     piece: usize,
     program: &[Slot],
     buffers: &mut Buffers,
+    mut from: Start,
 ) -> PieceEval {
     let Buffers { acts, parts } = buffers;
     acts.clear();
@@ -427,10 +501,28 @@ fn run(
         acts,
         parts,
     };
-    for s in program {
+    // the last mark at or before the slots shared: a program's run stops at its first slot
+    // that does not fit, which a program sharing later slots reaches and stops at too
+    let mut first = 0;
+    if let Start::After(prefix, shared) = from
+        && let Some(m) = prefix
+            .marks
+            .get(shared.min(prefix.marks.len().wrapping_sub(1)))
+    {
+        first = shared.min(prefix.marks.len() - 1);
+        (run.loc, run.clock, run.out) = (m.loc, m.clock, m.out.clone());
+        run.acts.extend_from_slice(&prefix.acts[..m.acts]);
+    }
+    for s in &program[first..] {
+        if let Start::Marking(marks) = &mut from {
+            marks.push(run.mark());
+        }
         if !run.slot(s) {
             return run.out;
         }
+    }
+    if let Start::Marking(marks) = &mut from {
+        marks.push(run.mark());
     }
     let end_at = match p.end_at {
         Anchor::Hotel => Place::Hotel,

@@ -69,6 +69,14 @@ pub(super) enum Edit {
 }
 
 impl Edit {
+    /// How many first slots the edited program shares with the program.
+    pub(super) fn shared(self) -> usize {
+        match self {
+            Edit::Insert(k, _) | Edit::Set(k, _) | Edit::Remove(k) => k,
+            Edit::Swap(k) => k - 1,
+        }
+    }
+
     /// `program` with the edit made, into `out`.
     pub(super) fn apply(self, program: &[Slot], out: &mut Vec<Slot>) {
         out.clear();
