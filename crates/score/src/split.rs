@@ -10,15 +10,47 @@ use std::collections::BTreeSet;
 /// `_calculate_split_penalty`, over (start, end, team) triples of one city block's splittable
 /// activities with explicit participants. Activities overlapping transitively form a slot;
 /// a slot whose distinct teams are pairwise disjoint costs (teams − 1).
-///
-/// The release grows each slot by repeated scans; here the intervals are swept in order of
-/// their start, which finds the same slots (the connected components of the overlap graph) in
-/// O(n log n): sorted by start, an interval overlaps the slot so far exactly when it starts
-/// before the slot's latest end. An empty or reversed interval overlaps nothing.
 pub fn split_penalty<T: Ord + Clone>(
     acts: &[(u32, u32, T)],
     disjoint: impl Fn(&T, &T) -> bool,
 ) -> i64 {
+    sweep(acts, |slot| {
+        slot_penalty(|x| &acts[slot[x].2].2, slot.len(), &disjoint)
+    })
+}
+
+/// `split_penalty` of teams written as bit masks of members (the solver's), whose slots
+/// are costed without comparing pairs: distinct masks are pairwise disjoint exactly when
+/// their members add up to those of their union.
+pub fn mask_split_penalty(acts: &[(u32, u32, u8)]) -> i64 {
+    sweep(acts, |slot| {
+        let mut seen = [0u64; 4];
+        let (mut distinct, mut union, mut members) = (0, 0u8, 0);
+        for &(_, _, i) in slot {
+            let m = acts[i].2;
+            let (word, bit) = (usize::from(m / 64), 1u64 << (m % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                distinct += 1;
+                union |= m;
+                members += m.count_ones();
+            }
+        }
+        match distinct > 1 && union.count_ones() == members {
+            true => distinct - 1,
+            false => 0,
+        }
+    })
+}
+
+/// The slots of `acts` (the connected components of the overlap graph), each as its
+/// (start, end, index) in order of start, costed by `cost` and summed.
+///
+/// The release grows each slot by repeated scans; here the intervals are swept in order of
+/// their start, which finds the same slots in O(n log n): sorted by start, an interval
+/// overlaps the slot so far exactly when it starts before the slot's latest end. An empty or
+/// reversed interval overlaps nothing.
+fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[(u32, u32, usize)]) -> i64) -> i64 {
     // (start, end, index) of the forward intervals, on the stack for the usual handful
     const ON_STACK: usize = 32;
     let forward = acts.iter().enumerate().filter(|(_, a)| a.1 > a.0);
@@ -50,7 +82,7 @@ pub fn split_penalty<T: Ord + Clone>(
             j += 1;
         }
         if j - k > 1 {
-            penalty += slot_penalty(|x| &acts[order[k + x].2].2, j - k, &disjoint);
+            penalty += cost(&order[k..j]);
         }
         k = j;
     }
@@ -182,6 +214,10 @@ mod tests {
             let teams: Vec<u8> = (0..n).map(|k| ((x >> (k * 4)) & 0xF) as u8).collect();
             let got = slot_penalty(|x| &teams[x], n, |a: &u8, b: &u8| a & b == 0);
             assert_eq!(got, slot_penalty_by_list(&teams), "teams {teams:?}");
+            // the same teams in one slot, as masks
+            let acts: Vec<(u32, u32, u8)> = teams.iter().map(|&t| (600, 700, t)).collect();
+            let by_masks = mask_split_penalty(&acts);
+            assert_eq!(by_masks, slot_penalty_by_list(&teams), "teams {teams:?}");
         }
     }
 }

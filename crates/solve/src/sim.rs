@@ -6,7 +6,7 @@
 use super::frame::{Anchor, Frame, Need, Piece};
 use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
 use super::model::{self, MealKind, up5};
-use gtb_score::split::split_penalty;
+use gtb_score::split::mask_split_penalty;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Item {
@@ -550,7 +550,7 @@ fn run(
             .filter(apart)
             .map(|a| (a.start, a.end, a.mask));
         run.parts.extend(parts);
-        run.out.split = split_penalty(run.parts, |a, b| a & b == 0);
+        run.out.split = mask_split_penalty(run.parts);
     }
     run.out.ok = true;
     run.out
