@@ -63,6 +63,9 @@ pub struct Search<'a, 's> {
     ids: Vec<u32>,
     /// the candidate being built (`Edit::apply`)
     scratch: Vec<Slot>,
+    /// per piece: the state's terms without it (`Partial`), for the state of these hotels and
+    /// program ids
+    partials: ((Vec<usize>, Vec<u32>), Vec<Option<Partial>>),
     /// per piece: the run of the state's program (by its id), marked slot by slot
     prefixes: Vec<(Option<u32>, Prefix)>,
     /// this search's calls of `try_anywhere`, as far as a longer search would make them too
@@ -88,6 +91,7 @@ impl<'a, 's> Search<'a, 's> {
             cache_of,
             ids: Vec::new(),
             scratch: Vec::new(),
+            partials: Default::default(),
             prefixes: (0..frame.pieces.len())
                 .map(|_| Default::default())
                 .collect(),
@@ -326,8 +330,14 @@ impl<'a, 's> Search<'a, 's> {
     fn best_of(&mut self, st: &State, candidates: Vec<(usize, Edit)>) -> Option<(usize, u32)> {
         let mut best: Option<(Key, usize, u32)> = None;
         let mut bar = st.eval.key();
-        // per piece, the state's terms without it (built at its first candidate)
-        let mut partials: Vec<Option<Partial>> = (0..st.evals.len()).map(|_| None).collect();
+        // per piece, the state's terms without it (built at its first candidate, and kept
+        // while the state's hotels and programs stay: calls that keep nothing follow each other)
+        let (of, partials) = &mut self.partials;
+        if of.0 != st.hotels || of.1 != self.ids {
+            (of.0.clone_from(&st.hotels), of.1.clone_from(&self.ids));
+            partials.clear();
+            partials.resize_with(st.evals.len(), || None);
+        }
         for (p, edit) in candidates {
             if self.budget == 0 {
                 break;
@@ -337,7 +347,7 @@ impl<'a, 's> Search<'a, 's> {
                 continue;
             }
             let (inst, frame) = (self.inst, self.frame);
-            let partial = partials[p]
+            let partial = self.partials.1[p]
                 .get_or_insert_with(|| Partial::new(inst, frame, &st.hotels, &st.evals, p));
             let k = partial.rank(inst, frame, &ev);
             if k > bar {
