@@ -112,16 +112,23 @@ impl Search<'_, '_> {
         if (0..self.inst.n()).all(|i| need(i) == 0) {
             return None; // nothing left to serve: no meal forms a team
         }
+        // per option: the members it serves an item they still need and who do not reject it
+        let serves: Vec<Mask> = d
+            .meals
+            .iter()
+            .map(|x| {
+                let all = self.members(self.inst.all);
+                all.filter(|&i| x.must[i] & need(i) != 0 && x.rejected >> i & 1 == 0)
+                    .fold(0, |a, i| a | 1 << i)
+            })
+            .collect();
         let mut parts: Vec<(Mask, Item)> = Vec::new();
         let mut free = self.inst.all;
         while parts.len() < MAX_TEAMS - 1 {
             let best = (0..d.meals.len())
                 .map(|m| {
                     let x = &d.meals[m];
-                    let team: Mask = self
-                        .members(free)
-                        .filter(|&i| x.must[i] & need(i) != 0 && x.rejected >> i & 1 == 0)
-                        .fold(0, |a, i| a | 1 << i);
+                    let team: Mask = serves[m] & free;
                     (
                         team.count_ones(),
                         !x.stand_in,
