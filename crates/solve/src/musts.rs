@@ -16,18 +16,25 @@ impl Search<'_, '_> {
         let (covered, _) = self.covered(st, dest);
         let need = |i: usize| self.inst.must_visit_all(i, dest) & !covered[i];
         let free_sights = self.promising(st, dest);
+        // per free sight: the members it serves an item they still need, not rejecting it
+        let serves: Vec<Mask> = free_sights
+            .iter()
+            .map(|&s| {
+                let x = &d.sights[s as usize];
+                let all = self.members(self.inst.all);
+                all.filter(|&i| x.must[i] & need(i) != 0 && x.reject[i] == 0)
+                    .fold(0, |a, i| a | 1 << i)
+            })
+            .collect();
         let mut parts: Vec<(Mask, Item)> = Vec::new();
         let mut free = self.inst.all;
         while parts.len() < MAX_TEAMS {
             let best = free_sights
                 .iter()
-                .filter(|s| !parts.iter().any(|p| p.1.sight() == Some(**s)))
-                .map(|&s| {
-                    let x = &d.sights[s as usize];
-                    let team: Mask = self
-                        .members(free)
-                        .filter(|&i| x.must[i] & need(i) != 0 && x.reject[i] == 0)
-                        .fold(0, |a, i| a | 1 << i);
+                .zip(&serves)
+                .filter(|(s, _)| !parts.iter().any(|p| p.1.sight() == Some(**s)))
+                .map(|(&s, &serves)| {
+                    let team: Mask = serves & free;
                     (team.count_ones(), s, team)
                 })
                 .filter(|b| b.0 > 0)
