@@ -51,6 +51,15 @@ struct Step {
     kept: Option<(usize, u32)>,
 }
 
+/// Per piece, the state's terms without it (`Partial`), for the state of these hotels and
+/// program ids.
+#[derive(Default)]
+struct Partials {
+    hotels: Vec<usize>,
+    ids: Vec<u32>,
+    of: Vec<Option<Partial>>,
+}
+
 pub struct Search<'a, 's> {
     pub inst: &'a Instance<'a>,
     pub frame: &'a Frame,
@@ -63,9 +72,8 @@ pub struct Search<'a, 's> {
     ids: Vec<u32>,
     /// the candidate being built (`Edit::apply`)
     scratch: Vec<Slot>,
-    /// per piece: the state's terms without it (`Partial`), for the state of these hotels and
-    /// program ids
-    partials: ((Vec<usize>, Vec<u32>), Vec<Option<Partial>>),
+    /// per piece: the state's terms without it, kept while the state stays
+    partials: Partials,
     /// per piece: the run of the state's program (by its id), marked slot by slot
     prefixes: Vec<(Option<u32>, Prefix)>,
     /// this search's calls of `try_anywhere`, as far as a longer search would make them too
@@ -332,11 +340,12 @@ impl<'a, 's> Search<'a, 's> {
         let mut bar = st.eval.key();
         // per piece, the state's terms without it (built at its first candidate, and kept
         // while the state's hotels and programs stay: calls that keep nothing follow each other)
-        let (of, partials) = &mut self.partials;
-        if of.0 != st.hotels || of.1 != self.ids {
-            (of.0.clone_from(&st.hotels), of.1.clone_from(&self.ids));
-            partials.clear();
-            partials.resize_with(st.evals.len(), || None);
+        let kept = &mut self.partials;
+        if kept.hotels != st.hotels || kept.ids != self.ids {
+            kept.hotels.clone_from(&st.hotels);
+            kept.ids.clone_from(&self.ids);
+            kept.of.clear();
+            kept.of.resize_with(st.evals.len(), || None);
         }
         for (p, edit) in candidates {
             if self.budget == 0 {
@@ -347,7 +356,7 @@ impl<'a, 's> Search<'a, 's> {
                 continue;
             }
             let (inst, frame) = (self.inst, self.frame);
-            let partial = self.partials.1[p]
+            let partial = self.partials.of[p]
                 .get_or_insert_with(|| Partial::new(inst, frame, &st.hotels, &st.evals, p));
             let k = partial.rank(inst, frame, &ev);
             if k > bar {
