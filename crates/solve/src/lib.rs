@@ -17,6 +17,7 @@ pub mod eval;
 pub mod frame;
 pub mod instance;
 pub mod model;
+mod moves;
 mod musts;
 pub mod output;
 pub mod proof;
