@@ -204,24 +204,34 @@ fn issue27_scouting_skips_only_frames_that_cannot_be_finalists() {
     assert!(pruned == every, "skipping frames changed a witness");
 }
 
+/// A task's instance and its usable mode combinations, unless a proof rules the task out.
+fn searchable<'a>(
+    task: &'a Task,
+    res: &'a gtb_resources::Resources,
+    db: &'a PoiDb,
+) -> Option<(
+    gtb_solve::instance::Instance<'a>,
+    Vec<gtb_solve::proof::Options>,
+)> {
+    use gtb_solve::{instance::Instance, proof};
+    let inst = Instance::new(task, res, db).ok()?;
+    let usable = proof::usable_options(&inst).ok()?;
+    let combos = proof::transport_combos(&inst, &usable).ok()?;
+    Some((inst, combos))
+}
+
 #[test]
 fn issue27_a_frame_ceiling_bounds_every_plan_at_its_floor() {
     // scouting skips a frame when its floor and utility ceiling rank below the finalists: the
     // ceiling must bound the utility of any plan of the frame that breaks no more than the
     // floor, here every frame's searched plan (the scout's and a deeper search's)
-    use gtb_solve::{eval, frame, instance::Instance, proof, search::Search, sims::Sims};
+    use gtb_solve::{eval, frame, search::Search, sims::Sims};
     let (_dir, tasks, _) = built(60);
     let res = resources();
     let db = PoiDb::from_resources(&res);
     let (mut at_floor, mut below) = (0, 0);
     for task in &tasks {
-        let Ok(inst) = Instance::new(task, &res, &db) else {
-            continue;
-        };
-        let Ok(usable) = proof::usable_options(&inst) else {
-            continue;
-        };
-        let Ok(combos) = proof::transport_combos(&inst, &usable) else {
+        let Some((inst, combos)) = searchable(task, &res, &db) else {
             continue;
         };
         let tops = eval::Tops::new(&inst);
@@ -260,19 +270,13 @@ fn issue27_a_frame_ceiling_bounds_every_plan_at_its_floor() {
 fn issue27_a_deep_search_that_replays_its_scout_ends_as_a_fresh_one() {
     // a finalist's deep search replays its scout's trail: it must reach the same plan with the
     // same budget left as the same search run from scratch, for every frame and budget pair
-    use gtb_solve::{frame, instance::Instance, proof, search::Search, sims::Sims};
+    use gtb_solve::{frame, search::Search, sims::Sims};
     let (_dir, tasks, _) = built(40);
     let res = resources();
     let db = PoiDb::from_resources(&res);
     let (mut searches, mut replayed) = (0, 0);
     for task in &tasks {
-        let Ok(inst) = Instance::new(task, &res, &db) else {
-            continue;
-        };
-        let Ok(usable) = proof::usable_options(&inst) else {
-            continue;
-        };
-        let Ok(combos) = proof::transport_combos(&inst, &usable) else {
+        let Some((inst, combos)) = searchable(task, &res, &db) else {
             continue;
         };
         let (mut shared, mut alone) = (Sims::default(), Sims::default());
@@ -311,7 +315,7 @@ fn issue27_a_run_from_a_marked_prefix_ends_as_a_run_from_the_start() {
     // every edit of every searched program must simulate as a run from the start does,
     // those that stop at a slot that does not fit included
     use gtb_solve::sim::{Item, PieceEval, Prefix, Slot, simulate, simulate_after};
-    use gtb_solve::{frame, instance::Instance, proof, search::Search, sims::Sims};
+    use gtb_solve::{frame, search::Search, sims::Sims};
     let (_dir, tasks, _) = built(30);
     let res = resources();
     let db = PoiDb::from_resources(&res);
@@ -320,13 +324,7 @@ fn issue27_a_run_from_a_marked_prefix_ends_as_a_run_from_the_start() {
     };
     let (mut fit, mut not) = (0, 0);
     for task in &tasks {
-        let Ok(inst) = Instance::new(task, &res, &db) else {
-            continue;
-        };
-        let Ok(usable) = proof::usable_options(&inst) else {
-            continue;
-        };
-        let Ok(combos) = proof::transport_combos(&inst, &usable) else {
+        let Some((inst, combos)) = searchable(task, &res, &db) else {
             continue;
         };
         let nights = &frame::allocations(inst.days - 1, inst.dest.len())[0];

@@ -153,15 +153,10 @@ impl Search<'_, '_> {
             return false;
         }
         let inst = self.inst;
-        let hotels: Vec<usize> = inst
-            .dest
-            .iter()
-            .map(|d| {
-                (0..d.hotels.len())
-                    .min_by_key(|&h| (d.hotels[h].price, -d.hotels[h].value.iter().sum::<i32>(), h))
-                    .unwrap_or(0)
-            })
-            .collect();
+        let hotels = self.hotels_by(|h, i| {
+            let worth = h.value.iter().sum::<i32>();
+            std::cmp::Reverse((h.price, -worth, i))
+        });
         let mut programs = st.programs.clone();
         for (p, prog) in programs.iter_mut().enumerate() {
             let d = &inst.dest[self.frame.pieces[p].dest];

@@ -11,7 +11,7 @@
 //! candidate tried, cached or not, so the search takes the same path as without the cache.
 
 use super::frame::{Frame, Need};
-use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
+use super::instance::{Hotel, Instance, Items, MAX_MEMBERS, Mask};
 use super::model::MealKind;
 use super::sim::{Item, PieceEval, Prefix, Slot, simulate, simulate_after};
 use super::sims::{Edit, Sims};
@@ -192,21 +192,10 @@ impl<'a, 's> Search<'a, 's> {
     /// required meals.
     pub fn initial(&mut self) -> State {
         let inst = self.inst;
-        let hotels: Vec<usize> = inst
-            .dest
-            .iter()
-            .map(|d| {
-                (0..d.hotels.len())
-                    .max_by_key(|&h| {
-                        (
-                            d.hotels[h].value.iter().sum::<i32>(),
-                            std::cmp::Reverse(d.hotels[h].price),
-                            std::cmp::Reverse(h),
-                        )
-                    })
-                    .unwrap_or(0)
-            })
-            .collect();
+        let hotels = self.hotels_by(|h, i| {
+            let worth = h.value.iter().sum::<i32>();
+            (worth, std::cmp::Reverse(h.price), std::cmp::Reverse(i))
+        });
         let mut programs = Vec::new();
         for p in &self.frame.pieces {
             let mut prog = Vec::new();
@@ -230,6 +219,18 @@ impl<'a, 's> Search<'a, 's> {
             evals,
             eval,
         }
+    }
+
+    /// Per destination, the hotel that `key` ranks highest (a key that ends with the index
+    /// has no ties); the first when there is none.
+    pub(super) fn hotels_by<K: Ord>(&self, key: impl Fn(&Hotel, usize) -> K) -> Vec<usize> {
+        let dest = self.inst.dest.iter();
+        dest.map(|d| {
+            (0..d.hotels.len())
+                .max_by_key(|&h| key(&d.hotels[h], h))
+                .unwrap_or(0)
+        })
+        .collect()
     }
 
     /// Sights of a destination already in the plan.
