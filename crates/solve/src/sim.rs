@@ -505,11 +505,10 @@ fn run(
     // that does not fit, which a program sharing later slots reaches and stops at too
     let mut first = 0;
     if let Start::After(prefix, shared) = from
-        && let Some(m) = prefix
-            .marks
-            .get(shared.min(prefix.marks.len().wrapping_sub(1)))
+        && let Some(last) = prefix.marks.len().checked_sub(1)
     {
-        first = shared.min(prefix.marks.len() - 1);
+        first = shared.min(last);
+        let m = &prefix.marks[first];
         (run.loc, run.clock, run.out) = (m.loc, m.clock, m.out.clone());
         run.acts.extend_from_slice(&prefix.acts[..m.acts]);
     }
