@@ -97,6 +97,8 @@ pub struct Probe<'a> {
     pub endpoint: &'a str,
     pub model: &'a str,
     pub auth: &'a [(String, String)],
+    /// the most requests the run may have in flight (`llm.concurrency`)
+    pub in_flight: usize,
 }
 
 impl Probe<'_> {
@@ -127,85 +129,94 @@ impl Probe<'_> {
     }
 
     /// Ask the server: llama.cpp, then vLLM, then Ollama. None when none of them answers.
+    /// The four questions go out at once, as far as `in_flight` allows (one round trip, not
+    /// four, before the first prompt can be fitted), and the answers are read in that order of
+    /// preference.
     pub async fn learn(&self) -> Option<Window> {
         let (v1, root) = roots(self.endpoint);
-        let found = |tokens: Option<u64>, source: String| {
-            tokens.filter(|&t| t > 0).map(|t| Window {
-                tokens: t.min(u32::MAX as u64) as u32,
-                source,
-            })
-        };
-        if let Some(v) = self.get_json(&format!("{root}/props"), None).await {
-            let n = v["default_generation_settings"]["n_ctx"].as_u64();
-            let slots = v["total_slots"].as_u64().unwrap_or(1);
-            let w = found(
-                n,
-                format!("llama.cpp GET /props: n_ctx per request ({slots} slots)"),
-            );
-            if w.is_some() {
-                return w;
-            }
-        }
-        if let Some(v) = self.get_json(&format!("{v1}/models"), None).await {
-            let models = v["data"].as_array().cloned().unwrap_or_default();
-            let m = models
-                .iter()
-                .find(|m| m["id"].as_str() == Some(self.model))
-                .or(models.first());
-            let w = found(
-                m.and_then(|m| m["max_model_len"].as_u64()),
-                "vLLM GET /v1/models: max_model_len".into(),
-            );
-            if w.is_some() {
-                return w;
-            }
-        }
-        self.ollama(&root).await
+        use futures_util::StreamExt;
+        let show = serde_json::json!({"model": self.model});
+        let asks = [
+            (format!("{root}/props"), None),
+            (format!("{v1}/models"), None),
+            (format!("{root}/api/ps"), None),
+            (format!("{root}/api/show"), Some(&show)),
+        ];
+        // as many at once as the run may have in flight, answers kept in this order
+        let answers: Vec<Option<Value>> = futures_util::stream::iter(&asks)
+            .map(|(url, body)| self.get_json(url, *body))
+            .buffered(self.in_flight.max(1))
+            .collect()
+            .await;
+        choose(<[Option<Value>; 4]>::try_from(answers).ok()?, self.model)
     }
+}
 
-    /// Ollama: the loaded model's context (`/api/ps`), else a `num_ctx` set on the model.
-    async fn ollama(&self, root: &str) -> Option<Window> {
-        if let Some(v) = self.get_json(&format!("{root}/api/ps"), None).await {
-            let loaded = v["models"].as_array().cloned().unwrap_or_default();
-            let n = loaded
-                .iter()
-                .find(|m| {
-                    m["name"].as_str() == Some(self.model)
-                        || m["model"].as_str() == Some(self.model)
-                })
-                .and_then(|m| m["context_length"].as_u64());
-            if let Some(n) = n.filter(|&n| n > 0) {
-                return Some(Window {
-                    tokens: n as u32,
-                    source: "Ollama GET /api/ps: context_length".into(),
-                });
-            }
-        }
-        let body = serde_json::json!({"model": self.model});
-        let v = self
-            .get_json(&format!("{root}/api/show"), Some(&body))
-            .await?;
-        let params = v["parameters"].as_str().unwrap_or("");
-        let n = params.lines().find_map(|l| {
-            let mut it = l.split_whitespace();
-            (it.next() == Some("num_ctx"))
-                .then(|| it.next()?.parse::<u32>().ok())
-                .flatten()
-        });
-        match n {
-            Some(n) => Some(Window {
-                tokens: n,
-                source: "Ollama POST /api/show: num_ctx".into(),
-            }),
-            None => {
-                eprintln!(
-                    "llm: warning: Ollama does not say the context it runs {} with (no num_ctx, model not loaded); it cuts longer prompts off silently. Pass --context-tokens N (what OLLAMA_CONTEXT_LENGTH is set to)",
-                    self.model
-                );
-                None
-            }
-        }
+/// The window the first server to say one gives, from the answers of llama.cpp's `/props`,
+/// vLLM's `/v1/models`, Ollama's `/api/ps` and `/api/show`, in that order.
+fn choose([props, models, ps, shown]: [Option<Value>; 4], model: &str) -> Option<Window> {
+    props
+        .and_then(|v| from_props(&v))
+        .or_else(|| models.and_then(|v| from_models(&v, model)))
+        .or_else(|| ps.and_then(|v| from_ps(&v, model)))
+        .or_else(|| from_show(&shown?, model))
+}
+
+/// A window of a positive number of tokens, if any.
+fn found(tokens: Option<u64>, source: String) -> Option<Window> {
+    tokens.filter(|&t| t > 0).map(|t| Window {
+        tokens: t.min(u32::MAX as u64) as u32,
+        source,
+    })
+}
+
+/// llama.cpp's `GET /props`: the context per request.
+fn from_props(v: &Value) -> Option<Window> {
+    let n = v["default_generation_settings"]["n_ctx"].as_u64();
+    let slots = v["total_slots"].as_u64().unwrap_or(1);
+    found(
+        n,
+        format!("llama.cpp GET /props: n_ctx per request ({slots} slots)"),
+    )
+}
+
+/// vLLM's `GET /v1/models`: the model's `max_model_len` (else the first model's).
+fn from_models(v: &Value, model: &str) -> Option<Window> {
+    let models = v["data"].as_array()?;
+    let m = models
+        .iter()
+        .find(|m| m["id"].as_str() == Some(model))
+        .or(models.first());
+    found(
+        m.and_then(|m| m["max_model_len"].as_u64()),
+        "vLLM GET /v1/models: max_model_len".into(),
+    )
+}
+
+/// Ollama's `GET /api/ps`: the loaded model's context.
+fn from_ps(v: &Value, model: &str) -> Option<Window> {
+    let n = v["models"].as_array()?.iter().find(|m| {
+        m["name"].as_str() == Some(model) || m["model"].as_str() == Some(model)
+    })?["context_length"]
+        .as_u64();
+    found(n, "Ollama GET /api/ps: context_length".into())
+}
+
+/// Ollama's `POST /api/show`: a `num_ctx` set on the model (a warning when it has none).
+fn from_show(v: &Value, model: &str) -> Option<Window> {
+    let params = v["parameters"].as_str().unwrap_or("");
+    let n = params.lines().find_map(|l| {
+        let mut it = l.split_whitespace();
+        (it.next() == Some("num_ctx"))
+            .then(|| it.next()?.parse::<u32>().ok())
+            .flatten()
+    });
+    if n.is_none() {
+        eprintln!(
+            "llm: warning: Ollama does not say the context it runs {model} with (no num_ctx, model not loaded); it cuts longer prompts off silently. Pass --context-tokens N (what OLLAMA_CONTEXT_LENGTH is set to)"
+        );
     }
+    found(n.map(u64::from), "Ollama POST /api/show: num_ctx".into())
 }
 
 /// Where a learnt window is recorded for offline replays: one file per endpoint and model.
@@ -236,6 +247,37 @@ pub fn record(path: &Path, w: &Window) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_first_server_that_says_a_window_gives_it() {
+        let props = json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4});
+        let models = json!({"data": [{"id": "other", "max_model_len": 4096}, {"id": "m", "max_model_len": 32768}]});
+        let ps = json!({"models": [{"name": "m", "context_length": 2048}]});
+        let show = json!({"parameters": "temperature 0.7\nnum_ctx 16384"});
+        let all = || {
+            [
+                Some(props.clone()),
+                Some(models.clone()),
+                Some(ps.clone()),
+                Some(show.clone()),
+            ]
+        };
+        let w = choose(all(), "m").unwrap();
+        assert_eq!((w.tokens, w.source.starts_with("llama.cpp")), (8192, true));
+        // a /props without a context (or no /props) falls through to vLLM, then Ollama
+        let mut a = all();
+        a[0] = Some(json!({"total_slots": 1}));
+        assert_eq!(choose(a.clone(), "m").unwrap().tokens, 32768);
+        assert_eq!(choose(a.clone(), "absent").unwrap().tokens, 4096);
+        a[1] = None;
+        assert_eq!(choose(a.clone(), "m").unwrap().tokens, 2048);
+        a[2] = Some(json!({"models": []}));
+        assert_eq!(choose(a.clone(), "m").unwrap().tokens, 16384);
+        a[3] = Some(json!({"parameters": "temperature 0.7"}));
+        assert!(choose(a, "m").is_none());
+        assert!(choose([None, None, None, None], "m").is_none());
+    }
 
     #[test]
     fn budgets_leave_room_for_the_reply() {

@@ -169,6 +169,7 @@ impl Transport {
             endpoint: &self.s.endpoint,
             model: &self.s.model,
             auth: &auth,
+            in_flight: self.s.concurrency,
         };
         let w = probe.learn().await;
         if w.as_ref()
