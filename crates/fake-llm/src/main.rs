@@ -23,7 +23,8 @@ struct Args {
     /// Port on 127.0.0.1 (0 = any free port)
     #[arg(long, default_value_t = 8089)]
     port: u16,
-    /// Fixed latency of every answer
+    /// Fixed latency of every answer: from the request's arrival to the answer, the server's own
+    /// work (reading the body, drafting the reply) included
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
     /// Injected fault as KIND=SHARE (repeatable)

@@ -115,9 +115,9 @@ fn is_completion(req: &Req) -> bool {
 }
 
 /// The bookkeeping of every request before it is looked at: requests or probes, early
-/// arrivals, what it carried, the bearer seen; the configured latency is served while the
-/// request counts as in flight. Returns its Authorization header.
-async fn admit(cfg: &FakeConfig, st: &Arc<FakeStats>, req: &Req) -> String {
+/// arrivals, what it carried, the bearer seen. Returns its Authorization header, and the guard
+/// that counts it as in flight until its latency is served.
+fn admit(st: &Arc<FakeStats>, req: &Req) -> (String, InFlight) {
     // `requests` counts what a client asks to be completed; other paths (a client asking
     // for /props, /v1/models ...) are `probes`
     if is_completion(req) {
@@ -143,11 +143,7 @@ async fn admit(cfg: &FakeConfig, st: &Arc<FakeStats>, req: &Req) -> String {
             seen.push(auth.clone());
         }
     }
-    if !cfg.latency.is_zero() {
-        tokio::time::sleep(cfg.latency).await;
-    }
-    drop(working);
-    auth
+    (auth, working)
 }
 
 /// The answer to a request that is not completed for where or how it comes: `GET /props`,
@@ -243,6 +239,9 @@ fn parsed_body(cfg: &FakeConfig, st: &FakeStats, req: &Req) -> Result<Value, Can
 }
 
 /// One connection: requests answered in turn until the client closes it (or a fault does).
+/// The latency is the time from a request's arrival to its answer, the fake's own work (reading
+/// the body, drafting the reply) included: a 200 ms server answers in 200 ms, however busy the
+/// machine's cores are with the client.
 async fn serve(
     mut sock: tokio::net::TcpStream,
     cfg: Arc<FakeConfig>,
@@ -251,45 +250,62 @@ async fn serve(
     sock.set_nodelay(true).ok();
     let mut buf = Vec::new();
     while let Some(req) = read_req(&mut sock, &mut buf).await? {
-        let auth = admit(&cfg, &st, &req).await;
-        if let Some(c) = turned_away(&cfg, &st, &req, &auth) {
-            send(&mut sock, &c).await?;
-            continue;
-        }
-        let body = match parsed_body(&cfg, &st, &req) {
-            Ok(body) => body,
-            Err(c) => {
-                send(&mut sock, &c).await?;
-                continue;
-            }
-        };
-        let ask = Ask::new(&st, &cfg.faults, &req.body, &body, &auth);
-        match transport_fault(&st, &ask) {
-            Some(Injected::Reply(c)) => {
-                send(&mut sock, &c).await?;
-                continue;
-            }
-            Some(Injected::Hang(pause)) => {
+        let arrived = tokio::time::Instant::now();
+        let (auth, working) = admit(&st, &req);
+        let answer = answer(&cfg, &st, &req, &auth);
+        tokio::time::sleep_until(arrived + cfg.latency).await;
+        drop(working);
+        match answer {
+            Answer::Injected(Injected::Reply(c)) => send(&mut sock, &c).await?,
+            Answer::Injected(Injected::Hang(pause)) => {
                 tokio::time::sleep(pause).await;
                 return Ok(());
             }
-            Some(Injected::Truncated(full)) => {
+            Answer::Injected(Injected::Truncated(full)) => {
                 respond(&mut sock, 200, &[], full.as_bytes(), true)
                     .await
                     .ok();
                 return Ok(());
             }
-            None => {}
-        }
-        let reply = completed(&st, &ask);
-        if ask.stream {
-            st.streamed.fetch_add(1, Ordering::Relaxed);
-            respond_stream(&mut sock, &reply, cfg.piece_delay).await?;
-        } else {
-            respond(&mut sock, 200, &[], reply.as_bytes(), false).await?;
+            Answer::Completion {
+                reply,
+                stream: true,
+            } => {
+                st.streamed.fetch_add(1, Ordering::Relaxed);
+                respond_stream(&mut sock, &reply, cfg.piece_delay).await?;
+            }
+            Answer::Completion {
+                reply,
+                stream: false,
+            } => respond(&mut sock, 200, &[], reply.as_bytes(), false).await?,
         }
     }
     Ok(())
+}
+
+/// What a request gets: a canned answer or a fault, or a completion (streamed or whole).
+enum Answer {
+    Injected(Injected),
+    Completion { reply: String, stream: bool },
+}
+
+/// The answer to a request, worked out as it arrives.
+fn answer(cfg: &FakeConfig, st: &FakeStats, req: &Req, auth: &str) -> Answer {
+    if let Some(c) = turned_away(cfg, st, req, auth) {
+        return Answer::Injected(Injected::Reply(c));
+    }
+    let body = match parsed_body(cfg, st, req) {
+        Ok(body) => body,
+        Err(c) => return Answer::Injected(Injected::Reply(c)),
+    };
+    let ask = Ask::new(st, &cfg.faults, &req.body, &body, auth);
+    if let Some(fault) = transport_fault(st, &ask) {
+        return Answer::Injected(fault);
+    }
+    Answer::Completion {
+        reply: completed(st, &ask),
+        stream: ask.stream,
+    }
 }
 
 /// `GET /props` as llama.cpp answers it: the context per request (404 without one).
