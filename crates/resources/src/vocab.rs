@@ -258,8 +258,7 @@ pub const FOOD_ANYWHERE: &[&str] = &[
 /// How a food value is said aloud: the part before a `/` or a `(` (奶茶/茶饮 -> 奶茶,
 /// 西餐厅(综合风味) -> 西餐厅). The template lines say it so, and the line checks map it back.
 pub fn spoken_food(v: &str) -> &str {
-    let head = v.split('/').next().unwrap_or(v);
-    head.split('(').next().unwrap_or(head)
+    v.find(['/', '(']).map_or(v, |i| &v[..i])
 }
 
 /// A vocabulary as a set, built on first use: validation asks these for every value of every
@@ -331,5 +330,20 @@ pub fn resolved_category(category: &str, kind: PoiKind) -> &str {
         fallback
     } else {
         category
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spoken_food;
+
+    #[test]
+    fn a_food_is_said_up_to_its_first_slash_or_bracket() {
+        assert_eq!(spoken_food("奶茶/茶饮"), "奶茶");
+        assert_eq!(spoken_food("西餐厅(综合风味)"), "西餐厅");
+        assert_eq!(spoken_food("小吃(街边)/快餐"), "小吃");
+        assert_eq!(spoken_food("快餐/小吃(街边)"), "快餐");
+        assert_eq!(spoken_food("湘菜"), "湘菜");
+        assert_eq!(spoken_food("/茶饮"), "");
     }
 }

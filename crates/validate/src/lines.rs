@@ -192,10 +192,19 @@ fn tier_words(firm: bool) -> &'static str {
 /// Check one opening line against its speaker's table. `sets` are the terms to recognise: the
 /// release's vocabularies, the task's cities, the task's tables.
 pub fn check_line<'a>(sets: &[&'a Terms], table: &Preference, text: &'a str) -> Vec<LineIssue> {
+    let items: Vec<ListItem> = table.list_items().collect();
+    check_line_items(sets, table, &items, text)
+}
+
+/// [`check_line`] with the table's list items (`Preference::list_items`) already walked.
+fn check_line_items<'a>(
+    sets: &[&'a Terms],
+    table: &Preference,
+    items: &[ListItem],
+    text: &'a str,
+) -> Vec<LineIssue> {
     let mut issues = Vec::new();
     let mut aspects: Vec<&'static str> = Vec::new();
-    // the table's items, walked once for all the line's mentions
-    let items: Vec<ListItem> = table.list_items().collect();
     for sentence in text.split(['。', '！', '？', '!', '?', '；', ';', '\n', '…']) {
         // a city named sets the context of its sentence only: 「到丽江必须吃米灌肠。云南菜我绝对不吃。」
         // says nothing of 丽江 in its second sentence
@@ -212,7 +221,7 @@ pub fn check_line<'a>(sets: &[&'a Terms], table: &Preference, text: &'a str) -> 
         for (i, c) in clauses.iter().enumerate() {
             let stance = c.stance().or_else(|| inherited(&clauses, i));
             for m in &c.mentions {
-                let issue = mention(&items, &m.values, m.city, m.said, stance.as_ref());
+                let issue = mention(items, &m.values, m.city, m.said, stance.as_ref());
                 match issue {
                     Ok(subject) => push_aspect(&mut aspects, subject),
                     Err(e) => issues.push(e),
@@ -421,15 +430,20 @@ fn city_terms<'v>(v: &'v Validator, city: &str) -> Option<&'v Terms> {
 pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome) {
     let mut known: Vec<&Terms> = vec![Terms::vocabularies()];
     known.extend(t.metadata.cities.iter().filter_map(|c| city_terms(v, c)));
-    let prefs = t.user_preferences.values().map(|e| &e.preference);
-    let tables = Terms::tables_beyond(prefs, &known);
+    // each member's table walked once, for the task's terms and for the member's lines
+    let items: Vec<Vec<ListItem>> = t
+        .user_preferences
+        .values()
+        .map(|e| e.preference.list_items().collect())
+        .collect();
+    let tables = Terms::tables_beyond(items.iter().flatten().map(|i| i.value), &known);
     let mut sets = known;
     sets.insert(1, &tables);
     for m in &t.initial_messages {
-        let Some(entry) = t.user_preferences.get(&m.role) else {
+        let Some((i, _, entry)) = t.user_preferences.get_full(&m.role) else {
             continue;
         };
-        for issue in check_line(&sets, &entry.preference, &m.content) {
+        for issue in check_line_items(&sets, &entry.preference, &items[i], &m.content) {
             out.problems.push(finding(
                 "lines",
                 t,

@@ -172,26 +172,25 @@ impl Terms {
     /// Every value of the task's tables (any member: a line that says another member's item
     /// is caught too).
     pub fn tables<'a>(tables: impl IntoIterator<Item = &'a Preference>) -> Terms {
-        Terms::tables_beyond(tables, &[])
+        let values = tables
+            .into_iter()
+            .flat_map(|p| p.list_items().map(|i| i.value));
+        Terms::tables_beyond(values, &[])
     }
 
-    /// The values of the task's tables that `known` does not already recognise as themselves.
-    /// A term every line is scanned for costs at each character, and most values are sights,
-    /// foods or vocabulary the city and vocabulary sets hold: leaving them out changes nothing,
-    /// as senses of one surface are merged as sets (`recognise`).
-    pub fn tables_beyond<'a>(
-        tables: impl IntoIterator<Item = &'a Preference>,
-        known: &[&Terms],
-    ) -> Terms {
+    /// The values of the task's tables (`values`: their list items' values) that `known` does
+    /// not already recognise as themselves. A term every line is scanned for costs at each
+    /// character, and most values are sights, foods or vocabulary the city and vocabulary sets
+    /// hold: leaving them out changes nothing, as senses of one surface are merged as sets
+    /// (`recognise`).
+    pub fn tables_beyond<'a>(values: impl IntoIterator<Item = &'a str>, known: &[&Terms]) -> Terms {
         let mut t = Terms::default();
         // members share many values (copied tiers, the same sights): each is looked up once
         let mut seen: gtb_core::FastSet<&str> =
             gtb_core::FastSet::with_capacity_and_hasher(128, Default::default());
-        for p in tables {
-            for item in p.list_items() {
-                if seen.insert(item.value) {
-                    t.add_value_beyond(item.value, known);
-                }
+        for v in values {
+            if seen.insert(v) {
+                t.add_value_beyond(v, known);
             }
         }
         t.sorted()
