@@ -133,8 +133,8 @@ impl Probe<'_> {
     /// four, before the first prompt can be fitted), and the answers are read in that order of
     /// preference.
     pub async fn learn(&self) -> Option<Window> {
-        let (v1, root) = roots(self.endpoint);
         use futures_util::StreamExt;
+        let (v1, root) = roots(self.endpoint);
         let show = serde_json::json!({"model": self.model});
         let asks = [
             (format!("{root}/props"), None),
