@@ -224,9 +224,8 @@ pub(crate) fn transport_fault(st: &FakeStats, ask: &Ask) -> Option<Injected> {
     let f = ask.f;
     if ask.hits(f.rate_429, "429") {
         st.fault("429");
-        st.announce(Duration::from_secs(f.retry_after_secs));
         return Some(Injected::Reply(Canned::retry_after(
-            f.retry_after_secs,
+            Duration::from_secs(f.retry_after_secs),
             r#"{"error": {"message": "Rate limit reached", "type": "requests"}}"#,
         )));
     }

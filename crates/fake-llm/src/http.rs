@@ -102,6 +102,8 @@ pub(crate) struct Canned {
     code: u16,
     extra: Vec<(&'static str, String)>,
     body: String,
+    /// the pause a 429 announces, booked (`FakeStats::announce`) as it is sent
+    pub(crate) announces: Option<Duration>,
 }
 
 impl Canned {
@@ -111,12 +113,15 @@ impl Canned {
             code,
             extra: Vec::new(),
             body: body.into(),
+            announces: None,
         }
     }
     /// A 429 asking the client to wait `secs` seconds.
-    pub(crate) fn retry_after(secs: u64, body: &str) -> Canned {
+    /// A 429 asking for a pause of `wait` (its Retry-After header in whole seconds).
+    pub(crate) fn retry_after(wait: Duration, body: &str) -> Canned {
         Canned {
-            extra: vec![("retry-after", secs.to_string())],
+            extra: vec![("retry-after", wait.as_secs().to_string())],
+            announces: Some(wait),
             ..Canned::new(429, body)
         }
     }

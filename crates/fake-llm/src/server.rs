@@ -183,9 +183,8 @@ fn turned_away(cfg: &FakeConfig, st: &FakeStats, req: &Req, auth: &str) -> Optio
     }
     if let Some(wait) = st.over_limit(f.rate_limit_per_sec) {
         st.fault("rate_limit");
-        st.announce(wait);
         return Some(Canned::retry_after(
-            wait.as_secs(),
+            wait,
             r#"{"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}}"#,
         ));
     }
@@ -256,7 +255,13 @@ async fn serve(
         tokio::time::sleep_until(arrived + cfg.latency).await;
         drop(working);
         match answer {
-            Answer::Injected(Injected::Reply(c)) => send(&mut sock, &c).await?,
+            Answer::Injected(Injected::Reply(c)) => {
+                // a 429's pause runs from when the client can see it
+                if let Some(wait) = c.announces {
+                    st.announce(wait);
+                }
+                send(&mut sock, &c).await?
+            }
             Answer::Injected(Injected::Hang(pause)) => {
                 tokio::time::sleep(pause).await;
                 return Ok(());
