@@ -116,7 +116,6 @@ impl Canned {
             announces: None,
         }
     }
-    /// A 429 asking the client to wait `secs` seconds.
     /// A 429 asking for a pause of `wait` (its Retry-After header in whole seconds).
     pub(crate) fn retry_after(wait: Duration, body: &str) -> Canned {
         Canned {

@@ -21,9 +21,9 @@ impl Search<'_, '_> {
             .iter()
             .map(|&s| {
                 let x = &d.sights[s as usize];
-                let all = self.members(self.inst.all);
-                all.filter(|&i| x.must[i] & need(i) != 0 && x.reject[i] == 0)
-                    .fold(0, |a, i| a | 1 << i)
+                self.members_where(self.inst.all, |i| {
+                    x.must[i] & need(i) != 0 && x.reject[i] == 0
+                })
             })
             .collect();
         let mut parts: Vec<(Mask, Item)> = Vec::new();
@@ -124,9 +124,9 @@ impl Search<'_, '_> {
             .meals
             .iter()
             .map(|x| {
-                let all = self.members(self.inst.all);
-                all.filter(|&i| x.must[i] & need(i) != 0 && x.rejected >> i & 1 == 0)
-                    .fold(0, |a, i| a | 1 << i)
+                self.members_where(self.inst.all, |i| {
+                    x.must[i] & need(i) != 0 && x.rejected >> i & 1 == 0
+                })
             })
             .collect();
         let mut parts: Vec<(Mask, Item)> = Vec::new();

@@ -267,14 +267,21 @@ impl<'a, 's> Search<'a, 's> {
     /// Members of `among` better off in a sight (worth or a must) and not rejecting it.
     pub(super) fn keen(&self, dest: usize, s: u16, among: Mask) -> Mask {
         let x = &self.inst.dest[dest].sights[s as usize];
-        self.members(among)
-            .filter(|&i| x.reject[i] == 0 && (x.value[i] > 0 || x.must[i] != 0))
-            .fold(0, |a, i| a | 1 << i)
+        self.members_where(among, |i| {
+            x.reject[i] == 0 && (x.value[i] > 0 || x.must[i] != 0)
+        })
     }
 
     pub(super) fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
         let n = self.inst.n();
         (0..n).filter(move |i| mask >> i & 1 == 1)
+    }
+
+    /// The members of `among` for whom `f` holds, as a mask.
+    pub(super) fn members_where(&self, among: Mask, f: impl Fn(usize) -> bool) -> Mask {
+        self.members(among)
+            .filter(|&i| f(i))
+            .fold(0, |a, i| a | 1 << i)
     }
 
     /// What the plan covers so far in a destination, per member: must_visit and must_eat items.
