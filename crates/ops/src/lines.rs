@@ -141,26 +141,32 @@ pub fn write_index(spans: &[Span], to: &Path) -> Result<()> {
     digest::write_atomic(to, &text)
 }
 
-/// Write the lines `read` puts into a buffer, in `order`, and return their sha256: the lines
-/// are gathered in blocks, and a second thread hashes a block while the next one is written.
+/// Write the lines `read` puts into a buffer, in `order`, and return their sha256. Three
+/// threads form a pipeline: one gathers the lines into blocks, this one writes each block,
+/// and a third hashes it. Gathering (a positioned read per line) and writing each cost about
+/// as much on a 100,000-task file; in turn on one thread, they added up.
 fn copy_hashed(
     order: &[usize],
-    read: impl Fn(usize, &mut Vec<u8>) -> Result<()>,
+    read: impl Fn(usize, &mut Vec<u8>) -> Result<()> + Sync,
     w: &mut dyn Write,
 ) -> Result<String> {
     use sha2::Digest;
     use std::sync::Arc;
+    use std::sync::mpsc::sync_channel;
     const BLOCK: usize = 4 << 20;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(4);
+    let (gathered_tx, gathered_rx) = sync_channel::<Arc<Vec<u8>>>(2);
+    let (hash_tx, hash_rx) = sync_channel::<Arc<Vec<u8>>>(4);
     std::thread::scope(|scope| {
         let hasher = scope.spawn(move || {
             let mut h = sha2::Sha256::default();
-            for block in rx {
+            for block in hash_rx {
                 h.update(&block[..]);
             }
             digest::hex(&h.finalize())
         });
-        let mut copy = || -> Result<()> {
+        // the gatherer stops early only when the writer has stopped taking blocks
+        let read = &read;
+        let gatherer = scope.spawn(move || -> Result<()> {
             let mut buf = Vec::with_capacity(BLOCK + (64 << 10));
             for (done, &i) in order.iter().enumerate() {
                 read(i, &mut buf)?;
@@ -170,17 +176,25 @@ fn copy_hashed(
                 if buf.len() >= BLOCK || done + 1 == order.len() {
                     let next = Vec::with_capacity(BLOCK + (64 << 10));
                     let block = Arc::new(std::mem::replace(&mut buf, next));
-                    w.write_all(&block)?;
-                    // the hasher only stops early when this thread has stopped sending
-                    tx.send(block).ok();
+                    if gathered_tx.send(block).is_err() {
+                        break;
+                    }
                 }
             }
             Ok(())
-        };
-        let copied = copy();
-        drop(tx);
+        });
+        let written = (|| -> Result<()> {
+            for block in gathered_rx {
+                w.write_all(&block)?;
+                // the hasher only stops early when this thread has stopped sending
+                hash_tx.send(block).ok();
+            }
+            Ok(())
+        })();
+        drop(hash_tx);
+        let gathered = gatherer.join().expect("the gatherer thread does not panic");
         let sha = hasher.join().expect("the hasher thread does not panic");
-        copied.map(|()| sha)
+        gathered.and(written).map(|()| sha)
     })
 }
 
@@ -225,5 +239,53 @@ mod tests {
         assert_eq!(n, 3);
         lines.write_in_order(&out).unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "x\ny\nz\n");
+    }
+
+    /// A writer that takes `left` bytes, then fails.
+    struct FailsAfter {
+        left: usize,
+    }
+
+    impl Write for FailsAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if buf.len() > self.left {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.left -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Lines of 64 KB, so that a copy of 200 of them spans several blocks.
+    fn big_line(i: usize, buf: &mut Vec<u8>) -> Result<()> {
+        buf.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, 64 << 10));
+        buf.push(b'\n');
+        Ok(())
+    }
+
+    #[test]
+    fn the_copy_pipeline_hashes_what_it_writes_and_stops_on_either_side_failing() {
+        let order: Vec<usize> = (0..200).rev().collect();
+        let mut out = Vec::new();
+        let sha = copy_hashed(&order, big_line, &mut out).unwrap();
+        assert_eq!(out.len(), 200 * ((64 << 10) + 1));
+        assert_eq!(out[0], b'a' + (199 % 26) as u8);
+        assert_eq!(
+            sha,
+            digest::hex(&<sha2::Sha256 as sha2::Digest>::digest(&out))
+        );
+        // the writer fails after its first block: the error comes back, nothing hangs
+        let e = copy_hashed(&order, big_line, &mut FailsAfter { left: 5 << 20 }).unwrap_err();
+        assert!(format!("{e:#}").contains("disk full"), "{e:#}");
+        // a read fails half-way: its error comes back
+        let failing = |i: usize, buf: &mut Vec<u8>| match i {
+            100 => anyhow::bail!("reading line {i}"),
+            _ => big_line(i, buf),
+        };
+        let e = copy_hashed(&order, failing, &mut Vec::new()).unwrap_err();
+        assert!(format!("{e:#}").contains("reading line 100"), "{e:#}");
     }
 }
