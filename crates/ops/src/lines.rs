@@ -164,7 +164,6 @@ fn copy_hashed(
             }
             digest::hex(&h.finalize())
         });
-        // the gatherer stops early only when the writer has stopped taking blocks
         let read = &read;
         let gatherer = scope.spawn(move || -> Result<()> {
             let mut buf = Vec::with_capacity(BLOCK + (64 << 10));
@@ -176,6 +175,7 @@ fn copy_hashed(
                 if buf.len() >= BLOCK || done + 1 == order.len() {
                     let next = Vec::with_capacity(BLOCK + (64 << 10));
                     let block = Arc::new(std::mem::replace(&mut buf, next));
+                    // the gatherer stops early only when the writer has stopped taking blocks
                     if gathered_tx.send(block).is_err() {
                         break;
                     }
