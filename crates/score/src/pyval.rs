@@ -5,9 +5,18 @@
 
 use serde_json::Value;
 
-/// `obj.get(key)` of a JSON object (anything else has no keys).
+/// `obj.get(key)` of a JSON object (anything else has no keys). A plan's objects hold a
+/// handful of keys, and the scorer reads them by the million when the witness search checks
+/// its plans: comparing the keys costs less than hashing the one asked for (`serde_json`'s
+/// maps hash with SipHash), so a small object is scanned. Keys are unique, so both find the
+/// same value.
 pub fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    v.as_object()?.get(key)
+    const SCAN: usize = 12;
+    let map = v.as_object()?;
+    if map.len() > SCAN {
+        return map.get(key);
+    }
+    map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
 }
 
 /// Whether `key in obj`.
@@ -189,5 +198,22 @@ mod tests {
         assert_eq!(Participants::of(&p).members(&all).len(), 6);
         let p = json!({"participants": []});
         assert!(Participants::of(&p).contains("User2"));
+    }
+
+    #[test]
+    fn get_finds_every_key_of_small_and_large_objects() {
+        for n in [0, 1, 5, 12, 13, 40] {
+            let mut m = serde_json::Map::new();
+            for k in 0..n {
+                m.insert(format!("k{k}"), json!(k));
+            }
+            let v = Value::Object(m);
+            for k in 0..n {
+                assert_eq!(get(&v, &format!("k{k}")), Some(&json!(k)), "{n} keys");
+            }
+            assert_eq!(get(&v, "k"), None);
+            assert_eq!(get(&v, &format!("k{n}")), None);
+        }
+        assert_eq!(get(&json!([1]), "k0"), None);
     }
 }

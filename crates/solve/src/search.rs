@@ -136,16 +136,17 @@ impl<'a, 's> Search<'a, 's> {
     fn sim_edit(&mut self, piece: usize, program: &[Slot], edit: Edit) -> (u32, Rc<PieceEval>) {
         self.budget = self.budget.saturating_sub(1);
         let c = self.cache_of[piece];
-        let key = (self.ids[piece], edit);
+        let from = self.ids[piece];
+        let key = edit.key(from);
         if let Some(&id) = self.sims.caches[c].by_edit.get(&key) {
             return (id, self.sims.caches[c].eval(id));
         }
         // the program's run, marked, so that the candidate runs only from the edited slot
         let (inst, frame) = (self.inst, self.frame);
         let (marked, prefix) = &mut self.prefixes[piece];
-        if *marked != Some(key.0) {
+        if *marked != Some(from) {
             prefix.record(inst, frame, piece, program);
-            *marked = Some(key.0);
+            *marked = Some(from);
         }
         let built = &mut self.scratch;
         edit.apply(program, built);

@@ -52,19 +52,23 @@ pub struct Slot {
 impl std::hash::Hash for Slot {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let mut word = u64::from(self.len);
-        for &(mask, item) in self.parts() {
-            let (kind, index) = match item {
-                Item::Sight(s) => (0, s),
-                Item::Brief(s) => (1, s),
-                Item::Meal(m, MealKind::Lunch) => (2, m),
-                Item::Meal(m, MealKind::Dinner) => (3, m),
-                Item::Rest => (4, 0),
-            };
-            let team = u64::from(mask) | kind << 8 | u64::from(index) << 11;
-            word = word.rotate_left(27) ^ team;
+        for &team in self.parts() {
+            word = word.rotate_left(27) ^ u64::from(team_code(team));
         }
         h.write_u64(word);
     }
+}
+
+/// A team as 27 bits: its mask, what it does (5 kinds) and which sight or meal.
+fn team_code((mask, item): (Mask, Item)) -> u32 {
+    let (kind, index) = match item {
+        Item::Sight(s) => (0, s),
+        Item::Brief(s) => (1, s),
+        Item::Meal(m, MealKind::Lunch) => (2, m),
+        Item::Meal(m, MealKind::Dinner) => (3, m),
+        Item::Rest => (4, 0),
+    };
+    u32::from(mask) | kind << 8 | u32::from(index) << 11
 }
 
 impl Slot {
@@ -82,6 +86,13 @@ impl Slot {
             s.len += 1;
         }
         s
+    }
+    /// The slot as one number, equal for equal slots only: 27 bits a team (`team_code`),
+    /// then the count of teams (111 bits in all).
+    pub fn code(&self) -> u128 {
+        let teams = self.parts().iter().enumerate();
+        let code = teams.fold(0, |c, (j, &t)| c | u128::from(team_code(t)) << (27 * j));
+        code | u128::from(self.len) << 108
     }
     pub fn parts(&self) -> &[(Mask, Item)] {
         &self.parts[..self.len as usize]

@@ -77,6 +77,22 @@ impl Edit {
         }
     }
 
+    /// The edit of the program with this id, as a key of `Cache::by_edit`: three words,
+    /// hashed and compared at once (the search looks up every candidate it tries), equal for
+    /// equal (id, edit) pairs only.
+    pub(super) fn key(self, id: u32) -> EditKey {
+        let (kind, k, slot) = match self {
+            Edit::Insert(k, s) => (0u64, k, s.code()),
+            Edit::Set(k, s) => (1, k, s.code()),
+            Edit::Remove(k) => (2, k, 0),
+            Edit::Swap(k) => (3, k, 0),
+        };
+        // a slot's place in a day's program (tens at most)
+        debug_assert!(k <= u32::MAX as usize);
+        let at = u64::from(id) | (k as u64) << 32;
+        [at, slot as u64, (slot >> 64) as u64 | kind << 62]
+    }
+
     /// `program` with the edit made, into `out`.
     pub(super) fn apply(self, program: &[Slot], out: &mut Vec<Slot>) {
         out.clear();
@@ -91,6 +107,9 @@ impl Edit {
         }
     }
 }
+
+/// An edit of a simulated program, as `Cache::by_edit` keys it (`Edit::key`).
+pub(super) type EditKey = [u64; 3];
 
 /// A task's simulations, shared by the searches of all its frames: per piece signature, the
 /// programs simulated so far.
@@ -113,7 +132,7 @@ pub(super) struct Simulated {
 pub(super) struct Cache {
     pub(super) runs: Vec<Simulated>,
     by_program: HashTable<u32>,
-    pub(super) by_edit: FxHashMap<(u32, Edit), u32>,
+    pub(super) by_edit: FxHashMap<EditKey, u32>,
 }
 
 impl Cache {
@@ -178,5 +197,57 @@ impl Sims {
                 k
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MealKind;
+    use crate::sim::Item;
+
+    /// Edits of one program and of another, every kind, with slots that differ in one team's
+    /// members, item kind, index or count: equal keys for equal (id, edit) pairs only.
+    #[test]
+    fn edit_keys_are_equal_for_equal_edits_only() {
+        let items = [
+            Item::Sight(0),
+            Item::Sight(511),
+            Item::Brief(0),
+            Item::Meal(3, MealKind::Lunch),
+            Item::Meal(3, MealKind::Dinner),
+            Item::Rest,
+        ];
+        let mut slots = Vec::new();
+        for &a in &items {
+            slots.push(Slot::joint(0b1111, a));
+            for &b in &items {
+                slots.push(Slot::of(&[(0b0011, a), (0b1100, b)]));
+                slots.push(Slot::of(&[(0b0001, a), (0b1110, b)]));
+                slots.push(Slot::of(&[(0b0001, a), (0b0110, b), (0b1000, Item::Rest)]));
+            }
+        }
+        let mut edits = vec![
+            Edit::Remove(0),
+            Edit::Remove(3),
+            Edit::Swap(1),
+            Edit::Swap(3),
+        ];
+        for &s in &slots {
+            edits.extend([Edit::Insert(0, s), Edit::Insert(2, s), Edit::Set(0, s)]);
+        }
+        let mut pairs = Vec::new();
+        for id in [0, 1, u32::MAX] {
+            pairs.extend(edits.iter().map(|&e| (id, e)));
+        }
+        for (i, &(a, x)) in pairs.iter().enumerate() {
+            for &(b, y) in &pairs[i..] {
+                assert_eq!(
+                    x.key(a) == y.key(b),
+                    (a, x) == (b, y),
+                    "{a} {x:?} / {b} {y:?}"
+                );
+            }
+        }
     }
 }
