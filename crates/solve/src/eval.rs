@@ -174,6 +174,7 @@ fn plan_terms<'e>(
 /// Score a plan from its pieces' evaluations.
 pub fn evaluate(inst: &Instance, frame: &Frame, hotels: &[usize], pieces: Pieces) -> Eval {
     let mut e = plan_terms(inst, frame, hotels, pieces.iter());
+    e.members.reserve_exact(inst.n());
     for (i, m) in inst.members.iter().enumerate() {
         let mut broken = Vec::new();
         let mut me = member_eval(inst, frame, hotels, pieces, i, &mut broken);

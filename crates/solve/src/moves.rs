@@ -16,8 +16,9 @@ impl Search<'_, '_> {
     /// wait); the best insertion over the whole plan.
     pub(super) fn insert_sight(&mut self, st: &mut State) -> bool {
         let all = self.inst.all;
-        let mut cands = Vec::new();
+        let mut cands = self.candidates();
         for dest in 0..self.inst.dest.len() {
+            let pieces = self.pieces_of(dest);
             for s in self.promising(st, dest) {
                 let keen = self.keen(dest, s, all);
                 let mut slots = vec![Slot::joint(all, Item::Sight(s))];
@@ -28,7 +29,7 @@ impl Search<'_, '_> {
                     ]));
                 }
                 for slot in slots {
-                    for p in self.pieces_of(dest) {
+                    for &p in &pieces {
                         cands.extend(self.insertions(st, p, slot).map(|e| (p, e)));
                     }
                 }

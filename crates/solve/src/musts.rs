@@ -94,10 +94,11 @@ impl Search<'_, '_> {
 
     /// Insert a slot serving must_visit items somewhere in the destination's pieces.
     pub(super) fn cover_musts(&mut self, st: &mut State) -> bool {
-        let mut cands = Vec::new();
+        let mut cands = self.candidates();
         for dest in 0..self.inst.dest.len() {
+            let pieces = self.pieces_of(dest);
             for slot in self.must_slots(st, dest) {
-                for p in self.pieces_of(dest) {
+                for &p in &pieces {
                     cands.extend(self.insertions(st, p, slot).map(|e| (p, e)));
                 }
             }
@@ -180,7 +181,7 @@ impl Search<'_, '_> {
     }
 
     pub(super) fn cover_must_eats(&mut self, st: &mut State) -> bool {
-        let mut cands = Vec::new();
+        let mut cands = self.candidates();
         for p in 0..st.programs.len() {
             let dest = self.frame.pieces[p].dest;
             for k in 0..st.programs[p].len() {

@@ -74,6 +74,8 @@ pub struct Search<'a, 's> {
     pub(super) ids: Vec<u32>,
     /// the candidate being built (`Edit::apply`)
     scratch: Vec<Slot>,
+    /// the last call's list of candidates, emptied, for the next move to fill (`candidates`)
+    spare: Vec<(usize, Edit)>,
     /// per piece: the state's terms without it, kept while the state stays
     partials: Partials,
     /// per piece: the run of the state's program (by its id), marked slot by slot
@@ -101,6 +103,7 @@ impl<'a, 's> Search<'a, 's> {
             cache_of,
             ids: Vec::new(),
             scratch: Vec::new(),
+            spare: Vec::new(),
             partials: Default::default(),
             prefixes: (0..frame.pieces.len())
                 .map(|_| Default::default())
@@ -304,6 +307,12 @@ impl<'a, 's> Search<'a, 's> {
         (v, e)
     }
 
+    /// An empty list for a move's candidates (`try_anywhere` hands it back): a search makes
+    /// thousands of moves, each list growing to hundreds of candidates.
+    pub(super) fn candidates(&mut self) -> Vec<(usize, Edit)> {
+        std::mem::take(&mut self.spare)
+    }
+
     /// Try candidate edits of one piece's program; keep the best if it beats `st`.
     pub(super) fn try_programs(
         &mut self,
@@ -311,12 +320,17 @@ impl<'a, 's> Search<'a, 's> {
         piece: usize,
         candidates: Vec<Edit>,
     ) -> bool {
-        let pairs = candidates.into_iter().map(|e| (piece, e)).collect();
+        let mut pairs = self.candidates();
+        pairs.extend(candidates.into_iter().map(|e| (piece, e)));
         self.try_anywhere(st, pairs)
     }
 
     /// Try candidate (piece, edit) pairs over the whole plan; keep the best improvement.
-    pub(super) fn try_anywhere(&mut self, st: &mut State, candidates: Vec<(usize, Edit)>) -> bool {
+    pub(super) fn try_anywhere(
+        &mut self,
+        st: &mut State,
+        mut candidates: Vec<(usize, Edit)>,
+    ) -> bool {
         let (len, start) = (candidates.len(), self.budget);
         let step = match self.replay.steps.get(self.replayed) {
             Some(&step) => {
@@ -325,10 +339,12 @@ impl<'a, 's> Search<'a, 's> {
                 step
             }
             None => Step {
-                kept: self.best_of(st, candidates),
+                kept: self.best_of(st, &candidates),
                 tried: start - self.budget,
             },
         };
+        candidates.clear();
+        self.spare = candidates;
         let trail = &mut self.trail;
         trail.open &= start > 0 && step.tried == len;
         if trail.open {
@@ -351,7 +367,7 @@ impl<'a, 's> Search<'a, 's> {
 
     /// The best of the candidates that improves on `st`, as (piece, program id), trying them
     /// while the budget lasts.
-    fn best_of(&mut self, st: &State, candidates: Vec<(usize, Edit)>) -> Option<(usize, u32)> {
+    fn best_of(&mut self, st: &State, candidates: &[(usize, Edit)]) -> Option<(usize, u32)> {
         let mut best: Option<(Key, usize, u32)> = None;
         let mut bar = st.eval.key();
         // per piece, the state's terms without it (built at its first candidate, and kept
@@ -363,7 +379,7 @@ impl<'a, 's> Search<'a, 's> {
             kept.of.clear();
             kept.of.resize_with(st.evals.len(), || None);
         }
-        for (p, edit) in candidates {
+        for &(p, edit) in candidates {
             if self.budget == 0 {
                 break;
             }
