@@ -47,15 +47,12 @@ pub struct Slot {
     len: u8,
 }
 
-/// One word per team (the search's cache hashes programs by the million; the unused teams
-/// are always `(0, Rest)`, so the used ones and their count identify a slot).
+/// By `Slot::code` (the search's cache hashes programs by the million: two words a slot).
 impl std::hash::Hash for Slot {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let mut word = u64::from(self.len);
-        for &team in self.parts() {
-            word = word.rotate_left(27) ^ u64::from(team_code(team));
-        }
-        h.write_u64(word);
+        let code = self.code();
+        h.write_u64(code as u64);
+        h.write_u64((code >> 64) as u64);
     }
 }
 
@@ -88,7 +85,8 @@ impl Slot {
         s
     }
     /// The slot as one number, equal for equal slots only: 27 bits a team (`team_code`),
-    /// then the count of teams (111 bits in all).
+    /// then the count of teams (111 bits in all). The unused teams are always `(0, Rest)`, so
+    /// the used ones and their count identify a slot.
     pub fn code(&self) -> u128 {
         let teams = self.parts().iter().enumerate();
         let code = teams.fold(0, |c, (j, &t)| c | u128::from(team_code(t)) << (27 * j));

@@ -59,7 +59,7 @@ impl Signature {
 /// A candidate: one edit of a piece's program. The search tries thousands a frame, so a
 /// candidate is built into one reused buffer when it is tried (`Edit::apply`) rather than
 /// cloned out of the program up front.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Edit {
     Insert(usize, Slot),
     Set(usize, Slot),
