@@ -4,10 +4,9 @@
 //! one line per task), then the reference figures to `<reports>/witness.{md,json}`, and hands
 //! the manifest its `witness` section. Nothing is solved twice.
 
-use crate::solve::{FigureTally, Figures};
+use crate::solve::{FigureTally, Figures, Sample};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
-use gtb_plan::PlanLine;
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -58,9 +57,26 @@ pub(crate) fn publish_plans(
 
 /// A task line as the figures read it.
 #[derive(serde::Deserialize)]
-struct TaskKey {
-    task_id: String,
+struct TaskKey<'a> {
+    #[serde(borrow)]
+    task_id: std::borrow::Cow<'a, str>,
     difficulty_type: String,
+}
+
+/// A plans-file line as the figures read it: the plan is only checked to be there (the
+/// figures are the line's scores), and is never built.
+#[derive(serde::Deserialize)]
+struct WitnessKey<'a> {
+    #[serde(borrow)]
+    task_id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    plan: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    compromises: Vec<serde::de::IgnoredAny>,
+    #[serde(default)]
+    scores: Option<Value>,
 }
 
 /// The figures of a published split, its task file and plans read in step, a block of lines
@@ -82,13 +98,14 @@ fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
         if block.is_empty() {
             return Ok(tally.finish());
         }
-        let parsed: Vec<Result<(TaskKey, PlanLine)>> = block
+        let parsed: Vec<Result<(String, Option<Sample>)>> = block
             .into_par_iter()
             .enumerate()
             .map(|(k, (t, l))| {
                 let at = |p: &Path| format!("{}:{}", p.display(), first + k + 1);
-                let t: TaskKey = serde_json::from_str(&t?).with_context(|| at(tasks))?;
-                let l: PlanLine = serde_json::from_str(&l?).with_context(|| at(plans))?;
+                let (t, l) = (t?, l?);
+                let t: TaskKey = serde_json::from_str(&t).with_context(|| at(tasks))?;
+                let l: WitnessKey = serde_json::from_str(&l).with_context(|| at(plans))?;
                 if t.task_id != l.task_id || l.plan.is_none() {
                     bail!(
                         "{}: the line of task {} is not its witness ({} {:?})",
@@ -98,13 +115,17 @@ fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
                         l.reason
                     );
                 }
-                Ok((t, l))
+                let sample = l
+                    .scores
+                    .as_ref()
+                    .and_then(|s| Sample::of_scores(s, !l.compromises.is_empty()));
+                Ok((t.difficulty_type, sample))
             })
             .collect();
         first += parsed.len();
         for p in parsed {
-            let (t, l) = p?;
-            tally.add(&t.difficulty_type, Some(&l));
+            let (difficulty, sample) = p?;
+            tally.add_sample(&difficulty, sample);
         }
     }
 }

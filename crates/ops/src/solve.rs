@@ -197,7 +197,7 @@ pub struct ClassFigures {
 }
 
 /// What one witness line contributes to the figures.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 pub struct Sample {
     utility: f64,
     per_user: f64,
@@ -211,7 +211,11 @@ pub struct Sample {
 
 impl Sample {
     fn of(l: &PlanLine) -> Option<Sample> {
-        let s = l.scores.as_ref()?;
+        Sample::of_scores(l.scores.as_ref()?, !l.compromises.is_empty())
+    }
+
+    /// A line's sample from its `scores` and whether it makes compromises.
+    pub(crate) fn of_scores(s: &Value, compromises: bool) -> Option<Sample> {
         let f = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         let v = |k: &str| s["venues"].get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
         Some(Sample {
@@ -219,7 +223,7 @@ impl Sample {
             per_user: f("per_user_average"),
             fairness: f("fairness"),
             bound: f("upper_bound"),
-            compromises: !l.compromises.is_empty(),
+            compromises,
             subgroups: f("split_penalty") > 0.0,
             venues: [
                 v("hotels"),
@@ -277,10 +281,15 @@ pub struct FigureTally {
 impl FigureTally {
     /// One task of a difficulty class, and its plans-file line when it has one.
     pub fn add(&mut self, difficulty: &str, line: Option<&PlanLine>) {
+        self.add_sample(difficulty, line.and_then(Sample::of));
+    }
+
+    /// One task of a difficulty class, and its line's sample when it has one.
+    pub(crate) fn add_sample(&mut self, difficulty: &str, sample: Option<Sample>) {
         for k in [difficulty, "all"] {
             *self.counts.entry(k.to_string()).or_default() += 1;
-            if let Some(s) = line.and_then(Sample::of) {
-                self.samples.entry(k.to_string()).or_default().push(s);
+            if let Some(s) = &sample {
+                self.samples.entry(k.to_string()).or_default().push(*s);
             }
         }
     }
