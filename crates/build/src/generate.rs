@@ -89,6 +89,16 @@ pub(super) fn first_attempts(
     w: &mut dyn std::io::Write,
     pos: &mut u64,
 ) -> Result<(Vec<Option<Task>>, Vec<LineAt>)> {
+    let (tasks, lines) = make_first_attempts(ctx, chunk)?;
+    Ok((tasks, write_lines(w, pos, lines)?))
+}
+
+/// A chunk's first attempts and their lines for the generate artifact, not yet written: each
+/// slot's task (`None`: a failure, whose line is a marker) and its line.
+pub(super) fn make_first_attempts(
+    ctx: &Split,
+    chunk: &[Skeleton],
+) -> Result<(Vec<Option<Task>>, Vec<Vec<u8>>)> {
     let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
     let tasks = attempt(ctx, &items)?;
     // serialise in parallel, write in order
@@ -100,6 +110,21 @@ pub(super) fn first_attempts(
             Err(e) => serde_json::to_vec(&serde_json::json!({"failed": sk.task_id, "error": e})),
         })
         .collect::<Result<_, _>>()?;
+    // what validate would read back from these lines: a failure marker, or a line of another
+    // skeleton, is no first attempt
+    let tasks = (tasks.into_iter().zip(chunk))
+        .map(|(t, sk)| t.ok().filter(|t| t.task_id == sk.task_id))
+        .collect();
+    Ok((tasks, lines))
+}
+
+/// Append a chunk's lines to the generate artifact `w`, which is `pos` bytes long (and is
+/// moved on); returns each line's span.
+pub(super) fn write_lines(
+    w: &mut dyn std::io::Write,
+    pos: &mut u64,
+    lines: Vec<Vec<u8>>,
+) -> Result<Vec<LineAt>> {
     let mut at = Vec::with_capacity(lines.len());
     for l in lines {
         w.write_all(&l)?;
@@ -108,12 +133,7 @@ pub(super) fn first_attempts(
         *pos += l.len() as u64 + 1;
     }
     gtb_ops::publish::crash_point("generate:chunk-written");
-    // what validate would read back from these lines: a failure marker, or a line of another
-    // skeleton, is no first attempt
-    let tasks = (tasks.into_iter().zip(chunk))
-        .map(|(t, sk)| t.ok().filter(|t| t.task_id == sk.task_id))
-        .collect();
-    Ok((tasks, at))
+    Ok(at)
 }
 
 /// One batch of generation requests -> assembled tasks (errors stay per item). A run-level

@@ -7,7 +7,7 @@
 //! publish it, and `validate.summary.json` keeps the counts for the manifest.
 
 use super::BuildStage;
-use super::generate::{CHUNK, LineAt, TASK_LINE_BYTES, attempt, first_attempts};
+use super::generate::{CHUNK, LineAt, TASK_LINE_BYTES, attempt, make_first_attempts, write_lines};
 use super::sample::{class_of, replacement};
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
 use super::split::{Artifacts, Split, Validated};
@@ -137,8 +137,7 @@ fn settle_all(
     gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
         let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
             for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                let (first, at) = first_attempts.chunk(ctx, chunk)?;
-                let settled = settle_batch(ctx, validator, chunk.iter().collect(), first)?;
+                let (settled, at) = first_attempts.settle(ctx, validator, chunk)?;
                 let start = ctx.slots.start + ci * CHUNK;
                 let histories = replace_dropped(ctx, validator, chunk, start, settled, tally)?;
                 let out = Out {
@@ -167,14 +166,35 @@ enum FirstAttempts<'w> {
 }
 
 impl FirstAttempts<'_> {
-    fn chunk(
+    /// A chunk's first attempts settled (`settle_batch`), and the span of each slot's first
+    /// attempt in the generate artifact. Made attempts' lines are written while the workers
+    /// check the tasks.
+    fn settle(
         &mut self,
         ctx: &Split,
+        validator: &Validator,
         chunk: &[Skeleton],
-    ) -> Result<(Vec<Option<Task>>, Vec<LineAt>)> {
+    ) -> Result<(Vec<Settled>, Vec<LineAt>)> {
         match self {
-            FirstAttempts::Read(lines) => read_first_attempts(chunk, lines),
-            FirstAttempts::Made { w, pos } => first_attempts(ctx, chunk, *w, pos),
+            FirstAttempts::Read(lines) => {
+                let (first, at) = read_first_attempts(chunk, lines)?;
+                Ok((
+                    settle_batch(ctx, validator, chunk.iter().collect(), first)?,
+                    at,
+                ))
+            }
+            FirstAttempts::Made { w, pos } => {
+                let (first, lines) = make_first_attempts(ctx, chunk)?;
+                std::thread::scope(|s| {
+                    let checking =
+                        s.spawn(|| settle_batch(ctx, validator, chunk.iter().collect(), first));
+                    let at = write_lines(*w, pos, lines);
+                    let settled = checking
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    Ok((settled?, at?))
+                })
+            }
         }
     }
 }
