@@ -95,10 +95,10 @@ pub(super) fn first_attempts(
 
 /// A chunk's first attempts and their lines for the generate artifact, not yet written: each
 /// slot's task (`None`: a failure, whose line is a marker) and its line.
-pub(super) fn make_first_attempts(
-    ctx: &Split,
-    chunk: &[Skeleton],
-) -> Result<(Vec<Option<Task>>, Vec<Vec<u8>>)> {
+pub(super) type Made = (Vec<Option<Task>>, Vec<Vec<u8>>);
+
+/// [`Made`] for a chunk.
+pub(super) fn make_first_attempts(ctx: &Split, chunk: &[Skeleton]) -> Result<Made> {
     let items: Vec<Attempt> = chunk.iter().map(|s| (s, 0, None)).collect();
     let tasks = attempt(ctx, &items)?;
     // serialise in parallel, write in order

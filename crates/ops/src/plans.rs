@@ -170,3 +170,72 @@ fn write_reports(
     );
     digest::write_atomic(&dir.join("witness.md"), md.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two tasks and their witness lines; `second_id` names the second plans line's task.
+    fn split(second_id: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = dir.path().join("test.jsonl");
+        let plans = dir.path().join("plans.jsonl");
+        std::fs::write(
+            &tasks,
+            "{\"task_id\": \"a\", \"difficulty_type\": \"easy\", \"x\": [1, {\"y\": 2}]}\n\
+             {\"task_id\": \"b\\u0041\", \"difficulty_type\": \"hard\"}\n",
+        )
+        .unwrap();
+        let line = |id: &str, compromises: &str, utility: f64| {
+            format!(
+                "{{\"task_id\": \"{id}\", \"plan\": {{\"days\": [{{\"day\": 1}}]}}, \"compromises\": [{compromises}], \
+                 \"scores\": {{\"group_utility\": {utility}, \"per_user_average\": 1.5, \"fairness\": 0.9, \
+                 \"upper_bound\": 9.0, \"split_penalty\": 1, \"venues\": {{\"hotels\": 3, \"hotel_stand_ins\": 1, \
+                 \"meals\": 4, \"meal_stand_ins\": 2}}}}}}\n"
+            )
+        };
+        let body = line("a", "", 4.0)
+            + &line(
+                second_id,
+                "{\"user\": \"u\", \"path\": \"p\", \"value\": 1}",
+                7.0,
+            );
+        std::fs::write(&plans, body).unwrap();
+        (dir, tasks, plans)
+    }
+
+    #[test]
+    fn figures_read_from_the_files_are_those_of_the_parsed_lines() {
+        let (_dir, tasks, plans) = split("b\\u0041");
+        let streamed = tally_plans(&tasks, &plans).unwrap();
+        let read = |p: &Path| -> Vec<String> {
+            let text = std::fs::read_to_string(p).unwrap();
+            text.lines().map(str::to_string).collect()
+        };
+        let mut tally = FigureTally::default();
+        for (t, l) in read(&tasks).iter().zip(read(&plans)) {
+            let t: Value = serde_json::from_str(t).unwrap();
+            let l: gtb_plan::PlanLine = serde_json::from_str(&l).unwrap();
+            tally.add(t["difficulty_type"].as_str().unwrap(), Some(&l));
+        }
+        let parsed = tally.finish();
+        assert_eq!(streamed.by_difficulty, parsed.by_difficulty);
+        let all = &streamed.by_difficulty["all"];
+        assert_eq!(
+            (all.tasks, all.with_plan, all.hotels, all.meals),
+            (2, 2, 6, 8)
+        );
+        assert_eq!(all.with_compromises, 0.5);
+        assert_eq!(all.group_utility, 5.5);
+    }
+
+    #[test]
+    fn a_plans_line_of_another_task_is_an_error_naming_its_line() {
+        let (_dir, tasks, plans) = split("c");
+        let e = format!("{:#}", tally_plans(&tasks, &plans).unwrap_err());
+        assert!(
+            e.contains("plans.jsonl:2: the line of task bA is not its witness (c"),
+            "{e}"
+        );
+    }
+}

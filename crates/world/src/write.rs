@@ -93,55 +93,97 @@ pub fn write_world(
 
 /// Write a tool's cache file (`cache_bytes`' bytes) from its keys in order: answered in
 /// batches, each in parallel, and written and hashed as they go, so that a 100,000-task world
-/// never holds a tool's answers or its file at once. A batch is answered while the one before
-/// it is written and the next one's keys are read. Returns the file's figure and the longest
-/// answer.
+/// never holds a tool's answers or its file at once. Four things overlap: a thread merges the
+/// next batch's keys, the workers answer a batch, this thread writes the one before, and a
+/// thread hashes what was written. Returns the file's figure and the longest answer.
 fn write_cache(
     world: &World,
     tool: &'static str,
-    mut keys: Keys,
+    keys: Keys,
     split_dir: &Path,
     path: &Path,
 ) -> Result<((String, String, usize, usize), usize)> {
-    use sha2::Digest;
-    let (mut sha, mut bytes, mut longest, mut entries) = (sha2::Sha256::default(), 0, 0, 0);
+    let (mut bytes, mut longest, mut entries) = (0, 0, 0);
+    let mut sha = String::new();
     gtb_core::digest::write_streaming_atomic(path, |w| {
-        let mut put = |b: &[u8]| -> Result<()> {
-            w.write_all(b)?;
-            sha.update(b);
-            bytes += b.len();
-            Ok(())
-        };
-        let mut batch = next_batch(&mut keys)?;
-        let mut written: Vec<Answered> = Vec::new();
-        while !batch.is_empty() || !written.is_empty() {
-            let first = entries;
-            let (answered, next) = std::thread::scope(|s| -> Result<_> {
-                let answering = s.spawn(|| answer_batch(world, tool, &batch, first));
-                for (chars, entry) in written.drain(..) {
-                    if chars > MAX_ANSWER_CHARS {
-                        bail!(
-                            "{tool}: an answer of {chars} characters (at most {MAX_ANSWER_CHARS})"
-                        );
-                    }
-                    longest = longest.max(chars);
-                    put(&entry)?;
+        std::thread::scope(|s| -> Result<()> {
+            let batches = merged_batches(s, keys);
+            let (hash_tx, hash_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(2);
+            let hasher = s.spawn(move || {
+                use sha2::Digest;
+                let mut h = sha2::Sha256::default();
+                for block in hash_rx {
+                    block.iter().for_each(|b| h.update(b));
                 }
-                let next = next_batch(&mut keys)?;
-                let answered = answering
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-                Ok((answered, next))
-            })?;
-            entries += batch.len();
-            written = answered;
-            batch = next;
-        }
-        put(crate::cache::close(entries))
+                gtb_core::digest::hex(&h.finalize())
+            });
+            let mut put = |block: Vec<Vec<u8>>| -> Result<()> {
+                for b in &block {
+                    w.write_all(b)?;
+                    bytes += b.len();
+                }
+                // the hasher stops early only when this thread has stopped sending
+                hash_tx.send(block).ok();
+                Ok(())
+            };
+            let mut batch = batches.recv().unwrap_or_else(|_| Ok(Vec::new()))?;
+            let mut written: Vec<Answered> = Vec::new();
+            while !batch.is_empty() || !written.is_empty() {
+                let first = entries;
+                let (answered, next) = std::thread::scope(|s| -> Result<_> {
+                    let answering = s.spawn(|| answer_batch(world, tool, &batch, first));
+                    let mut block = Vec::with_capacity(written.len());
+                    for (chars, entry) in written.drain(..) {
+                        if chars > MAX_ANSWER_CHARS {
+                            bail!(
+                                "{tool}: an answer of {chars} characters (at most {MAX_ANSWER_CHARS})"
+                            );
+                        }
+                        longest = longest.max(chars);
+                        block.push(entry);
+                    }
+                    put(block)?;
+                    let next = match batch.is_empty() {
+                        true => Vec::new(),
+                        false => batches.recv().unwrap_or_else(|_| Ok(Vec::new()))?,
+                    };
+                    let answered = answering
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                    Ok((answered, next))
+                })?;
+                entries += batch.len();
+                written = answered;
+                batch = next;
+            }
+            put(vec![crate::cache::close(entries).to_vec()])?;
+            drop(hash_tx);
+            sha = hasher.join().expect("the hasher thread does not panic");
+            Ok(())
+        })
     })?;
-    let sha = gtb_core::digest::hex(&sha.finalize());
     let file = (relative(split_dir, path), sha, entries, bytes);
     Ok((file, longest))
+}
+
+/// A tool's keys in batches (`next_batch`), merged on a thread of the scope `s` while the
+/// caller answers and writes the batches before; the last batch is empty (or an error).
+fn merged_batches<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    mut keys: Keys,
+) -> std::sync::mpsc::Receiver<Result<Vec<String>>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    s.spawn(move || {
+        loop {
+            let batch = next_batch(&mut keys);
+            let last = batch.as_ref().map_or(true, Vec::is_empty);
+            // the receiver stops taking batches only when it has stopped
+            if tx.send(batch).is_err() || last {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// An answered call: the answer's length in characters and the cache file's entry.
