@@ -27,7 +27,7 @@ use gtb_core::task::Task;
 use gtb_resources::CityId;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hash;
 use std::path::Path;
 
@@ -52,12 +52,13 @@ pub enum PlaceItem {
 }
 
 /// The items met so far: a world makes the calls of an item once, however many tasks share
-/// it (the calls' keys are deduplicated anyway; this spares building them).
-pub struct Seen<T>(HashSet<T>);
+/// it (the calls' keys are deduplicated anyway; this spares building them). Only asked
+/// whether it holds an item, never listed, so its hasher is the fast one.
+pub struct Seen<T>(gtb_core::FastSet<T>);
 
 impl<T> Default for Seen<T> {
     fn default() -> Self {
-        Seen(HashSet::new())
+        Seen(gtb_core::FastSet::default())
     }
 }
 
