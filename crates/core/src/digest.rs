@@ -35,6 +35,29 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
     hex(&sha2::Sha256::digest(bytes))
 }
 
+/// A sha256 taken on its own thread of the scope `s`, while the caller writes: send it what
+/// was written, in order (`feed` hashes one message); drop the sender, then join the handle
+/// for the hex digest. `depth` messages may wait.
+pub fn sha256_thread<'s, M: Send + 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    depth: usize,
+    feed: impl Fn(&mut sha2::Sha256, &M) + Send + 's,
+) -> (
+    std::sync::mpsc::SyncSender<M>,
+    std::thread::ScopedJoinHandle<'s, String>,
+) {
+    use sha2::Digest;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<M>(depth);
+    let hasher = s.spawn(move || {
+        let mut h = sha2::Sha256::default();
+        for m in rx {
+            feed(&mut h, &m);
+        }
+        hex(&h.finalize())
+    });
+    (tx, hasher)
+}
+
 /// Lower-case hex of a digest, as `sha256sum` prints it.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

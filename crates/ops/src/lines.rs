@@ -155,15 +155,9 @@ fn copy_hashed(
     use std::sync::mpsc::sync_channel;
     const BLOCK: usize = 4 << 20;
     let (gathered_tx, gathered_rx) = sync_channel::<Arc<Vec<u8>>>(2);
-    let (hash_tx, hash_rx) = sync_channel::<Arc<Vec<u8>>>(4);
     std::thread::scope(|scope| {
-        let hasher = scope.spawn(move || {
-            let mut h = sha2::Sha256::default();
-            for block in hash_rx {
-                h.update(&block[..]);
-            }
-            digest::hex(&h.finalize())
-        });
+        let (hash_tx, hasher) =
+            digest::sha256_thread(scope, 4, |h, block: &Arc<Vec<u8>>| h.update(&block[..]));
         let read = &read;
         let gatherer = scope.spawn(move || -> Result<()> {
             let mut buf = Vec::with_capacity(BLOCK + (64 << 10));

@@ -115,10 +115,8 @@ fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
                         l.reason
                     );
                 }
-                let sample = l
-                    .scores
-                    .as_ref()
-                    .and_then(|s| Sample::of_scores(s, !l.compromises.is_empty()));
+                let compromises = !l.compromises.is_empty();
+                let sample = l.scores.as_ref().map(|s| Sample::of_scores(s, compromises));
                 Ok((t.difficulty_type, sample))
             })
             .collect();

@@ -211,14 +211,15 @@ pub struct Sample {
 
 impl Sample {
     fn of(l: &PlanLine) -> Option<Sample> {
-        Sample::of_scores(l.scores.as_ref()?, !l.compromises.is_empty())
+        let s = l.scores.as_ref()?;
+        Some(Sample::of_scores(s, !l.compromises.is_empty()))
     }
 
     /// A line's sample from its `scores` and whether it makes compromises.
-    pub(crate) fn of_scores(s: &Value, compromises: bool) -> Option<Sample> {
+    pub(crate) fn of_scores(s: &Value, compromises: bool) -> Sample {
         let f = |k: &str| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         let v = |k: &str| s["venues"].get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
-        Some(Sample {
+        Sample {
             utility: f("group_utility"),
             per_user: f("per_user_average"),
             fairness: f("fairness"),
@@ -231,7 +232,7 @@ impl Sample {
                 v("meals"),
                 v("meal_stand_ins"),
             ],
-        })
+        }
     }
 }
 

@@ -108,15 +108,11 @@ fn write_cache(
     gtb_core::digest::write_streaming_atomic(path, |w| {
         std::thread::scope(|s| -> Result<()> {
             let batches = merged_batches(s, keys);
-            let (hash_tx, hash_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(2);
-            let hasher = s.spawn(move || {
-                use sha2::Digest;
-                let mut h = sha2::Sha256::default();
-                for block in hash_rx {
+            let (hash_tx, hasher) =
+                gtb_core::digest::sha256_thread(s, 2, |h, block: &Vec<Vec<u8>>| {
+                    use sha2::Digest;
                     block.iter().for_each(|b| h.update(b));
-                }
-                gtb_core::digest::hex(&h.finalize())
-            });
+                });
             let mut put = |block: Vec<Vec<u8>>| -> Result<()> {
                 for b in &block {
                     w.write_all(b)?;
