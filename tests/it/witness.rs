@@ -221,29 +221,42 @@ fn searchable<'a>(
 }
 
 #[test]
-fn issue27_a_frame_ceiling_bounds_every_plan_at_its_floor() {
-    // scouting skips a frame when its floor and utility ceiling rank below the finalists: the
-    // ceiling must bound the utility of any plan of the frame that breaks no more than the
-    // floor, here every frame's searched plan (the scout's and a deeper search's)
-    use gtb_solve::{eval, frame, search::Search, sims::Sims};
+fn issue27_a_frame_floor_and_ceiling_bound_every_searched_plan() {
+    // scouting skips a frame when its floor and utility ceiling rank below the finalists: no
+    // plan of the frame may break less than the floor (its transport, its budget at the
+    // cheapest hotels, the must items none of its pieces can serve), and the ceiling must bound
+    // the utility of any plan that breaks no more, here every frame's searched plan (the
+    // scout's and a deeper search's)
+    use gtb_solve::{bound, eval, frame, proof, search::Search, sims::Sims};
     let (_dir, tasks, _) = built(60);
     let res = resources();
     let db = PoiDb::from_resources(&res);
-    let (mut at_floor, mut below) = (0, 0);
+    let (mut at_floor, mut below, mut unmeetable) = (0, 0, 0);
     for task in &tasks {
         let Some((inst, combos)) = searchable(task, &res, &db) else {
             continue;
         };
-        let tops = eval::Tops::new(&inst);
+        let tops = bound::Tops::new(&inst);
         let mut sims = Sims::default();
         for nights in frame::allocations(inst.days - 1, inst.dest.len()) {
             for f in combos
                 .iter()
                 .filter_map(|c| frame::Frame::new(&inst, &nights, c))
             {
-                let (floor, ceiling) = (eval::floor(&inst, &f), eval::ceiling(&inst, &f, &tops));
+                let (floor, ceiling) = (eval::floor(&inst, &f), bound::ceiling(&inst, &f, &tops));
+                let places = (0..inst.n()).flat_map(|i| (0..inst.dest.len()).map(move |d| (i, d)));
+                unmeetable += places
+                    .filter(|&(i, d)| proof::unmeetable(&inst, &f, i, d) != (0, 0))
+                    .count();
                 for budget in [600, 4000] {
                     let st = Search::new(&inst, &f, budget, &mut sims).run();
+                    assert!(
+                        (-st.eval.breach, -st.eval.compromises) <= (-floor.0, -floor.1),
+                        "{}: a searched plan breaks less ({}, {}) than its frame's floor {floor:?}",
+                        task.task_id,
+                        st.eval.breach,
+                        st.eval.compromises
+                    );
                     if (st.eval.breach, st.eval.compromises) != floor {
                         continue;
                     }
@@ -264,6 +277,11 @@ fn issue27_a_frame_ceiling_bounds_every_plan_at_its_floor() {
         "only {at_floor} plans at their frame's floor"
     );
     assert!(below > 0);
+    // the must items a frame cannot serve are part of some floors
+    assert!(unmeetable > 0, "no frame has a must item it cannot serve");
+    eprintln!(
+        "{unmeetable} (member, destination) pairs of frames with must items they cannot serve"
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@
 //! counted in simulations rather than time. The time model is in `model` (docs/PLANS.md).
 
 pub mod baseline;
+pub mod bound;
 pub mod eval;
 pub mod frame;
 pub mod instance;
@@ -195,7 +196,7 @@ impl<'a> Solver<'a> {
     /// Each frame scouted (`scout`), except a frame whose bound ranks below the last of the
     /// best `finalists` scouted so far: the breaches and compromises every plan of it has at
     /// least (`eval::floor`), then the most utility a plan at that floor can have
-    /// (`eval::ceiling`). It could not be a finalist, so the finalists are those of scouting
+    /// (`bound::ceiling`). It could not be a finalist, so the finalists are those of scouting
     /// every frame. Frames are scouted by bound, best first (then in order), so that the bar
     /// rises early.
     fn scout(
@@ -204,12 +205,12 @@ impl<'a> Solver<'a> {
         frames: &[Frame],
         mut search: impl FnMut(usize) -> Eval,
     ) -> Vec<(usize, Eval)> {
-        let tops = eval::Tops::new(inst);
+        let tops = bound::Tops::new(inst);
         let floors: Vec<Key> = frames
             .iter()
             .map(|f| {
                 let (breach, compromises) = eval::floor(inst, f);
-                let ceiling = eval::ceiling(inst, f, &tops);
+                let ceiling = bound::ceiling(inst, f, &tops);
                 (-breach, -compromises, ceiling, i64::MAX, i64::MAX)
             })
             .collect();

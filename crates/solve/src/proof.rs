@@ -13,11 +13,15 @@
 //!   allow on the days the city can have;
 //! * must_eat: an item no venue of the city serves under the scoring table (a name containing
 //!   it, or a resolved category equal to it).
+//!
+//! Per frame, the same reading of must items bounds the search (`unmeetable`, which
+//! `eval::floor` charges): an item no piece of the frame can serve is broken by every plan of it.
 
 use super::cny;
 use super::frame;
-use super::instance::{Instance, Items, Mask};
-use super::model;
+use super::frame::{Frame, Need, Piece};
+use super::instance::{Instance, Items, Mask, Sight};
+use super::model::{self, MealKind, up5};
 
 /// Why a task has no witness plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,6 +237,53 @@ fn visitable(
             o.max(model::EARLIEST_DEPARTURE) + need <= c.min(model::SIGHT_LATEST_END)
         }),
     })
+}
+
+/// Member `i`'s must_visit and must_eat items of destination `d` that no plan of `frame` can
+/// meet (`eval::floor` charges them): no sight naming the item can be visited, even briefly,
+/// in one of the frame's pieces in the city, by its opening hours on the piece's day from the
+/// piece's start (a member's clock starts there and transfers only delay a visit: the run's
+/// `schedule`); and no venue serves the item, or none of those pieces can hold a lunch or a
+/// dinner.
+pub fn unmeetable(inst: &Instance, frame: &Frame, i: usize, d: usize) -> (Items, Items) {
+    let dest = &inst.dest[d];
+    let pieces = || frame.pieces.iter().filter(move |p| p.dest == d);
+    let seen = dest
+        .sights
+        .iter()
+        .filter(|s| s.must[i] != 0 && pieces().any(|p| sight_fits(inst, p, s)))
+        .fold(0, |a: Items, s| a | s.must[i]);
+    let meals = pieces().any(|p| {
+        [MealKind::Lunch, MealKind::Dinner]
+            .iter()
+            .any(|&k| meal_fits(p, k))
+    });
+    let served = match meals {
+        true => dest.meals.iter().fold(0, |a: Items, m| a | m.must[i]),
+        false => 0,
+    };
+    (
+        inst.must_visit_all(i, d) & !seen,
+        inst.must_eat_all(i, d) & !served,
+    )
+}
+
+/// Whether a brief visit of the sight can fit a piece started at its start: within an opening
+/// window of the piece's day and before the last sightseeing.
+fn sight_fits(inst: &Instance, p: &Piece, s: &Sight) -> bool {
+    let need = model::BRIEF_VISIT.min(s.minutes);
+    let ends = |start: u32, close: u32| start + need <= close.min(model::SIGHT_LATEST_END);
+    match inst.windows(s, p.day) {
+        None => ends(up5(p.start), u32::MAX),
+        Some(ws) => ws.iter().any(|&(o, c)| ends(up5(p.start.max(o)), c)),
+    }
+}
+
+/// Whether a piece may hold a meal of this kind: the piece allows it, and it can start within
+/// the meal's window from the piece's start.
+fn meal_fits(p: &Piece, kind: MealKind) -> bool {
+    let (earliest, latest, _) = kind.window();
+    p.need(kind) != Need::No && up5(p.start.max(earliest)) <= latest
 }
 
 /// The fewest sights that together name every item of `want` (exact over up to 16 items).
