@@ -230,13 +230,8 @@ fn visitable(
     days: &std::ops::RangeInclusive<usize>,
 ) -> bool {
     let sight = &inst.dest[dest].sights[s];
-    let need = model::BRIEF_VISIT.min(sight.minutes);
-    days.clone().any(|day| match inst.windows(sight, day) {
-        None => true,
-        Some(ws) => ws.iter().any(|&(o, c)| {
-            o.max(model::EARLIEST_DEPARTURE) + need <= c.min(model::SIGHT_LATEST_END)
-        }),
-    })
+    days.clone()
+        .any(|day| brief_visit_fits(inst, sight, day, model::EARLIEST_DEPARTURE))
 }
 
 /// Member `i`'s must_visit and must_eat items of destination `d` that no plan of `frame` can
@@ -251,13 +246,9 @@ pub fn unmeetable(inst: &Instance, frame: &Frame, i: usize, d: usize) -> (Items,
     let seen = dest
         .sights
         .iter()
-        .filter(|s| s.must[i] != 0 && pieces().any(|p| sight_fits(inst, p, s)))
+        .filter(|s| s.must[i] != 0 && pieces().any(|p| brief_visit_fits(inst, s, p.day, p.start)))
         .fold(0, |a: Items, s| a | s.must[i]);
-    let meals = pieces().any(|p| {
-        [MealKind::Lunch, MealKind::Dinner]
-            .iter()
-            .any(|&k| meal_fits(p, k))
-    });
+    let meals = pieces().any(|p| Instance::meal_kinds().iter().any(|&k| meal_fits(p, k)));
     let served = match meals {
         true => dest.meals.iter().fold(0, |a: Items, m| a | m.must[i]),
         false => 0,
@@ -268,14 +259,15 @@ pub fn unmeetable(inst: &Instance, frame: &Frame, i: usize, d: usize) -> (Items,
     )
 }
 
-/// Whether a brief visit of the sight can fit a piece started at its start: within an opening
-/// window of the piece's day and before the last sightseeing.
-fn sight_fits(inst: &Instance, p: &Piece, s: &Sight) -> bool {
+/// Whether a brief visit of the sight can start at `from` or later on a day of the trip (as
+/// the run's `schedule` starts one: on the five minutes) and end within an opening window of
+/// the day and before the last sightseeing.
+fn brief_visit_fits(inst: &Instance, s: &Sight, day: usize, from: u32) -> bool {
     let need = model::BRIEF_VISIT.min(s.minutes);
     let ends = |start: u32, close: u32| start + need <= close.min(model::SIGHT_LATEST_END);
-    match inst.windows(s, p.day) {
-        None => ends(up5(p.start), u32::MAX),
-        Some(ws) => ws.iter().any(|&(o, c)| ends(up5(p.start.max(o)), c)),
+    match inst.windows(s, day) {
+        None => ends(up5(from), u32::MAX),
+        Some(ws) => ws.iter().any(|&(o, c)| ends(up5(from.max(o)), c)),
     }
 }
 
