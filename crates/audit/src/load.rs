@@ -122,31 +122,73 @@ fn fold_piece<F: LineFold>(f: &F, acc: &mut F::Acc, piece: &[u8], first: usize) 
 }
 
 /// Every task of `input`, read a block of about `block` bytes at a time (memory stays flat
-/// however large the file).
+/// however large the file). A reader thread reads the next block while the workers parse
+/// this one; two buffers go back and forth between them.
 pub fn fold_reader<F: LineFold>(
     f: &F,
-    mut input: impl std::io::Read,
+    input: impl std::io::Read + Send,
     block: usize,
 ) -> std::io::Result<F::Acc> {
-    let mut acc = f.init();
-    let mut buf: Vec<u8> = Vec::with_capacity(block + (1 << 16));
-    let mut line = 1;
+    use std::sync::mpsc::sync_channel;
+    let (full_tx, full_rx) = sync_channel::<std::io::Result<Vec<u8>>>(1);
+    let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(2);
+    for _ in 0..2 {
+        let _ = empty_tx.send(Vec::with_capacity(block + (1 << 16)));
+    }
+    std::thread::scope(|s| {
+        s.spawn(move || read_blocks(input, block, &empty_rx, &full_tx));
+        let mut acc = f.init();
+        let mut line = 1;
+        for buf in full_rx {
+            let buf = buf?;
+            let (a, newlines) = fold_block(f, &buf, line);
+            acc = f.merge(acc, a);
+            line += newlines;
+            // the reader may have stopped (at the end); its buffers are not needed then
+            let _ = empty_tx.send(buf);
+        }
+        Ok(acc)
+    })
+}
+
+/// The reader of [`fold_reader`]: fill a free buffer with whole lines (a line longer than the
+/// block is read on to its newline; the last line need not end in one), hand it on, and carry
+/// the part line after its last newline into the next buffer.
+fn read_blocks(
+    mut input: impl std::io::Read,
+    block: usize,
+    empty: &std::sync::mpsc::Receiver<Vec<u8>>,
+    full: &std::sync::mpsc::SyncSender<std::io::Result<Vec<u8>>>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
     let mut eof = false;
     while !eof {
-        eof = fill(&mut input, &mut buf, block)?;
-        // whole lines only, unless this is the end; a line longer than the block is read on
-        // to its newline
-        let cut = match buf.iter().rposition(|&b| b == b'\n') {
-            _ if eof => buf.len(),
-            Some(p) => p + 1,
-            None => continue,
+        let Ok(mut buf) = empty.recv() else { return };
+        buf.clear();
+        buf.append(&mut carry);
+        let cut = loop {
+            match fill(&mut input, &mut buf, block) {
+                Err(e) => {
+                    let _ = full.send(Err(e));
+                    return;
+                }
+                Ok(true) => {
+                    eof = true;
+                    break buf.len();
+                }
+                Ok(false) => {
+                    if let Some(p) = buf.iter().rposition(|&b| b == b'\n') {
+                        break p + 1;
+                    }
+                }
+            }
         };
-        let (a, newlines) = fold_block(f, &buf[..cut], line);
-        acc = f.merge(acc, a);
-        line += newlines;
-        buf.drain(..cut);
+        carry.extend_from_slice(&buf[cut..]);
+        buf.truncate(cut);
+        if full.send(Ok(buf)).is_err() {
+            return;
+        }
     }
-    Ok(acc)
 }
 
 /// Every task of `bytes` (all in memory).
@@ -186,12 +228,15 @@ impl LineFold for TallyFold {
 
 /// Count every task read from `input`, a block of about 32 MB at a time (memory stays flat
 /// however large the file).
-pub fn tally_reader(input: impl std::io::Read) -> std::io::Result<Tally> {
+pub fn tally_reader(input: impl std::io::Read + Send) -> std::io::Result<Tally> {
     tally_reader_in_blocks(input, 32 << 20)
 }
 
 /// [`tally_reader`] with a chosen block size (for tests of the block boundaries).
-pub fn tally_reader_in_blocks(input: impl std::io::Read, block: usize) -> std::io::Result<Tally> {
+pub fn tally_reader_in_blocks(
+    input: impl std::io::Read + Send,
+    block: usize,
+) -> std::io::Result<Tally> {
     fold_reader(&TallyFold, input, block)
 }
 
@@ -213,9 +258,9 @@ pub fn input_name(path: &Path) -> String {
 }
 
 /// A task file, or standard input for `-`, as a reader.
-pub fn open_input(path: &Path) -> Result<Box<dyn std::io::Read>> {
+pub fn open_input(path: &Path) -> Result<Box<dyn std::io::Read + Send>> {
     if path.as_os_str() == STDIN {
-        return Ok(Box::new(std::io::stdin().lock()));
+        return Ok(Box::new(std::io::stdin()));
     }
     let file = std::fs::File::open(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", input_name(path)))?;

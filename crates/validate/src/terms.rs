@@ -36,6 +36,9 @@ pub struct Terms {
     by_first: HashMap<(char, char), Vec<(String, Sense)>>,
     /// the keys of `by_first`, as a filter asked first
     keys: KeyBits,
+    /// each term's values by its whole text, for the sets built once and asked of every value
+    /// of every task (`reads_as`); empty in a task's own set, which is asked of nothing
+    exact: HashMap<Box<str>, Vec<String>>,
 }
 
 /// A 4,096-bit filter of the keys a [`Terms`] holds. A line is scanned at every character
@@ -65,6 +68,18 @@ impl KeyBits {
     }
 }
 
+/// `text.trim()`, without the Unicode table lookups where both ends are plainly not white
+/// space (a printable ASCII character or a CJK ideograph): most terms and values are such.
+fn trimmed(text: &str) -> &str {
+    let plain = |c: Option<char>| {
+        c.is_some_and(|c| c.is_ascii_graphic() || ('\u{4e00}'..='\u{9fff}').contains(&c))
+    };
+    match plain(text.chars().next()) && plain(text.chars().next_back()) {
+        true => text,
+        false => text.trim(),
+    }
+}
+
 /// The key of a term or of the text at a position: its first two characters.
 fn key2(text: &str) -> Option<(char, char)> {
     let mut cs = text.chars();
@@ -73,7 +88,7 @@ fn key2(text: &str) -> Option<(char, char)> {
 
 impl Terms {
     fn add(&mut self, surface: &str, sense: Sense) {
-        let surface = surface.trim();
+        let surface = trimmed(surface);
         let Some(key) = key2(surface) else {
             return;
         };
@@ -94,6 +109,15 @@ impl Terms {
             list.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then(a.cmp(b)));
         }
         self
+    }
+    /// [`Terms::sorted`], with each term's values indexed by its text for [`Terms::reads_as`].
+    fn sorted_indexed(self) -> Terms {
+        let mut t = self.sorted();
+        let exact = t.by_first.values().flatten();
+        t.exact = exact
+            .map(|(s, sense)| (s.as_str().into(), sense.values.clone()))
+            .collect();
+        t
     }
     /// The longest term that starts `text`, whose first two characters are `key` (`key2`):
     /// those of two or more characters share them, and are longer than those of one.
@@ -127,7 +151,7 @@ impl Terms {
             for v in all.filter(|v| v.chars().count() >= 2) {
                 t.add_value(v);
             }
-            t.sorted()
+            t.sorted_indexed()
         })
     }
 
@@ -166,7 +190,7 @@ impl Terms {
             }
             t.add_value(&f.category);
         }
-        t.sorted()
+        t.sorted_indexed()
     }
 
     /// Every value of the task's tables (any member: a line that says another member's item
@@ -213,7 +237,11 @@ impl Terms {
 
     /// Whether `surface` is one of these terms and stands for `value`.
     fn reads_as(&self, surface: &str, value: &str) -> bool {
-        let surface = surface.trim();
+        let surface = trimmed(surface);
+        if !self.exact.is_empty() {
+            let values = self.exact.get(surface);
+            return values.is_some_and(|values| values.iter().any(|x| x == value));
+        }
         key2(surface)
             .and_then(|key| self.by_first.get(&key))
             .and_then(|list| list.iter().find(|(s, _)| s == surface))

@@ -459,3 +459,27 @@ fn blocks_do_not_change_counts_or_line_numbers() {
         assert_eq!(t.report("f"), whole, "block {block}");
     }
 }
+
+/// The audit's reader runs on its own thread: a read that fails part way through the file is
+/// the error of the whole pass, never a count of the lines read before it.
+#[test]
+fn a_read_error_part_way_is_an_error_not_a_short_count() {
+    use gtb_audit::load::tally_reader_in_blocks;
+    let line = std::fs::read_to_string(small_build()).unwrap();
+    let line = line.lines().next().unwrap().to_string() + "\n";
+    /// `good` then an error.
+    struct Failing(std::io::Cursor<Vec<u8>>);
+    impl std::io::Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(std::io::Error::other("disk gone")),
+                n => Ok(n),
+            }
+        }
+    }
+    for block in [1, 100, 1 << 20] {
+        let good = line.repeat(40).into_bytes();
+        let err = tally_reader_in_blocks(Failing(std::io::Cursor::new(good)), block);
+        assert_eq!(err.err().map(|e| e.to_string()), Some("disk gone".into()));
+    }
+}
