@@ -12,11 +12,11 @@
 //! a city's stand-in venues, which the solver may fall back on where the resources name too
 //! few venues.
 
+use gtb_core::FastMap as HashMap;
 use gtb_plan::stand_in;
 use gtb_resources::hours::{OpeningHours, TimeWindow};
 pub use gtb_resources::vocab::PoiKind;
 use gtb_resources::{CityId, FoodKind, Resources, vocab};
-use std::collections::HashMap;
 
 #[derive(Debug, Clone)]
 pub struct Poi {

@@ -12,10 +12,10 @@ use super::resolver::PoiDb;
 use super::rules::{self, FoodLists, Term};
 use super::split::plan_split_penalty;
 use super::validity::{label, overlapping_pairs};
+use gtb_core::FastSet as HashSet;
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashSet;
 
 /// A scored item with where it happened.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,7 +117,7 @@ fn act_key(f: &Flat) -> ActKey {
 
 /// `_find_invalid_split_activities`: activities in which some member is double-booked.
 fn invalid_activities(plan: &Value, users: &[String]) -> HashSet<ActKey> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     for day in list(plan, "days") {
         let dk = key(Some(get(day, "day").unwrap_or(&Value::from(0))));
         for seg in list(day, "city_segments") {

@@ -8,10 +8,11 @@
 //! does not list is looked up city by city (`knows`), which is the definition.
 
 use crate::witness::Facts;
+use gtb_core::FastMap as HashMap;
 use gtb_resources::{CityId, Resources};
 use gtb_score::PoiDb;
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// Whether a city knows a name (module doc): the definition that `Known` lists.
 pub(crate) fn knows(db: &PoiDb, facts: &Facts, city: &str, name: &str) -> bool {

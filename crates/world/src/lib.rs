@@ -37,11 +37,11 @@ pub mod write;
 
 pub use cache::{Added, add_answers, cache_key, cache_path};
 
+use gtb_core::FastMap as HashMap;
 use gtb_resources::{CityId, Resources};
 use gtb_score::PoiDb;
 use names::CityNames;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 
 /// The release's ten tools, in the order its registry lists them.
 pub const TOOLS: [&str; 10] = [
@@ -147,8 +147,8 @@ impl<'a> World<'a> {
         let res = res.into();
         let db = PoiDb::with_stand_ins(&res);
         let cities = CityNames::new(&res);
-        let mut ids = HashMap::new();
-        let mut by_name: HashMap<String, Vec<CityId>> = HashMap::new();
+        let mut ids = HashMap::default();
+        let mut by_name: HashMap<String, Vec<CityId>> = HashMap::default();
         for (c, city) in res.cities.iter().enumerate() {
             let c = c as CityId;
             let places = facts.places.get(&city.name).into_iter().flatten();

@@ -1,8 +1,8 @@
 //! Names in the world: the forms a city is asked by, the id of a venue, opening hours as text.
 
+use gtb_core::FastMap as HashMap;
 use gtb_resources::hours::OpeningHours;
 use gtb_resources::{CityId, Resources, short_city_name};
-use std::collections::HashMap;
 
 /// The forms of a city name that gtb pre-populates: the name as `cities.csv` writes it and,
 /// for a name ending in 市, the name without it (`杭州市`, `杭州`). Both pass the release's
@@ -26,7 +26,7 @@ pub struct CityNames {
 
 impl CityNames {
     pub fn new(res: &Resources) -> CityNames {
-        let mut by_form = HashMap::new();
+        let mut by_form = HashMap::default();
         for (i, c) in res.cities.iter().enumerate() {
             let id = i as CityId;
             for f in city_forms(&c.name) {

@@ -3,12 +3,13 @@
 //! and mode), so that the tool answers carry exactly the figures the witnesses use.
 
 use crate::names::minutes;
+use gtb_core::FastMap as HashMap;
 use gtb_plan::{Activity, Plan, Segment};
 use gtb_resources::{CityId, Resources};
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// A leg on a date by a mode: (from, to, mode, date).

@@ -211,7 +211,7 @@ fn answer_batch(
         .collect();
     // per call, the place of its answer among the calls answered (the first of each signature)
     let (mut answered, mut place_of) = (Vec::new(), Vec::with_capacity(batch.len()));
-    let mut by_signature: std::collections::HashMap<&str, usize> = Default::default();
+    let mut by_signature: gtb_core::FastMap<&str, usize> = Default::default();
     for (j, sig) in signatures.iter().enumerate() {
         let place = match sig {
             Some(s) => *by_signature.entry(s.as_str()).or_insert(answered.len()),

@@ -4,8 +4,8 @@
 
 use super::{Ctx, activities, days, is_intercity, kind, segments};
 use crate::pyval::{Participants, get, key, parse_time, text};
+use gtb_core::FastMap as HashMap;
 use serde_json::Value;
-use std::collections::HashMap;
 
 // ---- 6 --------------------------------------------------------------------------------
 #[derive(Debug, Clone, PartialEq)]
