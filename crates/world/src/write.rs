@@ -78,9 +78,8 @@ pub fn write_world(
     crate::calls::extend(&mut runs, world.along_route_calls())?;
     world.task_calls(tasks, &mut runs)?;
     let mut written = Written::default();
-    for tool in TOOLS {
-        let path = cache_path(split_dir, tool);
-        let (file, longest) = write_cache(&world, tool, runs.keys(tool)?, split_dir, &path)?;
+    for done in write_caches(&world, runs, split_dir) {
+        let (file, longest) = done?;
         written.longest_answer = written.longest_answer.max(longest);
         written.files.push(file);
     }
@@ -89,6 +88,52 @@ pub fn write_world(
     gtb_core::digest::write_atomic(&path, &bytes)?;
     written.files.push(figure(split_dir, &path, &bytes, pois));
     Ok(written)
+}
+
+/// What [`write_cache`] returns.
+type CacheWritten = Result<((String, String, usize, usize), usize)>;
+
+/// Every tool's cache file (`write_cache`), two at a time: one file's pipeline has stretches
+/// on one thread (merging keys, writing, the end of a batch), which the other's answers fill.
+/// Each file is written alone and in order, so the bytes do not depend on the pairing; the
+/// results come back in `TOOLS` order.
+fn write_caches(world: &World, runs: Runs, split_dir: &Path) -> Vec<CacheWritten> {
+    let queue = std::sync::Mutex::new((runs, TOOLS.iter().enumerate()));
+    let results: Vec<std::sync::Mutex<Option<CacheWritten>>> =
+        TOOLS.iter().map(|_| Default::default()).collect();
+    let work = || {
+        loop {
+            let (i, tool, keys) = {
+                let mut q = queue
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let (runs, tools) = &mut *q;
+                let Some((i, &tool)) = tools.next() else {
+                    return;
+                };
+                (i, tool, runs.keys(tool))
+            };
+            let path = cache_path(split_dir, tool);
+            let done = keys.and_then(|keys| write_cache(world, tool, keys, split_dir, &path));
+            *results[i]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(done);
+        }
+    };
+    std::thread::scope(|s| {
+        let other = s.spawn(work);
+        work();
+        other
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+    });
+    let taken = results.into_iter().map(|r| {
+        let r = r
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        r.unwrap_or_else(|| bail!("a cache file was not written"))
+    });
+    taken.collect()
 }
 
 /// Write a tool's cache file (`cache_bytes`' bytes) from its keys in order: answered in
@@ -102,7 +147,7 @@ fn write_cache(
     keys: Keys,
     split_dir: &Path,
     path: &Path,
-) -> Result<((String, String, usize, usize), usize)> {
+) -> CacheWritten {
     let (mut bytes, mut longest, mut entries) = (0, 0, 0);
     let mut sha = String::new();
     gtb_core::digest::write_streaming_atomic(path, |w| {
