@@ -78,8 +78,7 @@ pub fn write_world(
     crate::calls::extend(&mut runs, world.along_route_calls())?;
     world.task_calls(tasks, &mut runs)?;
     let mut written = Written::default();
-    for done in write_caches(&world, runs, split_dir) {
-        let (file, longest) = done?;
+    for (file, longest) in write_caches(&world, runs, split_dir)? {
         written.longest_answer = written.longest_answer.max(longest);
         written.files.push(file);
     }
@@ -90,23 +89,26 @@ pub fn write_world(
     Ok(written)
 }
 
+/// A cache file's figure (relative path, sha256, entries, bytes) and its longest answer.
+type CacheFigure = ((String, String, usize, usize), usize);
+
 /// What [`write_cache`] returns.
-type CacheWritten = Result<((String, String, usize, usize), usize)>;
+type CacheWritten = Result<CacheFigure>;
 
 /// Every tool's cache file (`write_cache`), two at a time: one file's pipeline has stretches
 /// on one thread (merging keys, writing, the end of a batch), which the other's answers fill.
 /// Each file is written alone and in order, so the bytes do not depend on the pairing; the
-/// results come back in `TOOLS` order.
-fn write_caches(world: &World, runs: Runs, split_dir: &Path) -> Vec<CacheWritten> {
-    let queue = std::sync::Mutex::new((runs, TOOLS.iter().enumerate()));
-    let results: Vec<std::sync::Mutex<Option<CacheWritten>>> =
+/// figures come back in `TOOLS` order, or the error of the first file (in that order) that
+/// failed. No file is begun once one has failed.
+fn write_caches(world: &World, runs: Runs, split_dir: &Path) -> Result<Vec<CacheFigure>> {
+    use std::sync::{Mutex, PoisonError};
+    let queue = Mutex::new((runs, TOOLS.iter().enumerate()));
+    let results: Vec<Mutex<Option<CacheWritten>>> =
         TOOLS.iter().map(|_| Default::default()).collect();
     let work = || {
         loop {
             let (i, tool, keys) = {
-                let mut q = queue
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
                 let (runs, tools) = &mut *q;
                 let Some((i, &tool)) = tools.next() else {
                     return;
@@ -115,9 +117,11 @@ fn write_caches(world: &World, runs: Runs, split_dir: &Path) -> Vec<CacheWritten
             };
             let path = cache_path(split_dir, tool);
             let done = keys.and_then(|keys| write_cache(world, tool, keys, split_dir, &path));
-            *results[i]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(done);
+            if done.is_err() {
+                let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                q.1.by_ref().for_each(drop);
+            }
+            *results[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(done);
         }
     };
     std::thread::scope(|s| {
@@ -127,13 +131,15 @@ fn write_caches(world: &World, runs: Runs, split_dir: &Path) -> Vec<CacheWritten
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
     });
-    let taken = results.into_iter().map(|r| {
-        let r = r
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        r.unwrap_or_else(|| bail!("a cache file was not written"))
-    });
-    taken.collect()
+    // a file goes unwritten only after a failure earlier in the order, which returns first
+    let mut figures = Vec::with_capacity(TOOLS.len());
+    for (r, tool) in results.into_iter().zip(TOOLS) {
+        match r.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some(done) => figures.push(done?),
+            None => bail!("{tool}: its cache file was not written"),
+        }
+    }
+    Ok(figures)
 }
 
 /// Write a tool's cache file (`cache_bytes`' bytes) from its keys in order: answered in
