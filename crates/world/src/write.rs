@@ -101,42 +101,47 @@ type CacheWritten = Result<CacheFigure>;
 /// figures come back in `TOOLS` order, or the error of the first file (in that order) that
 /// failed. No file is begun once one has failed.
 fn write_caches(world: &World, runs: Runs, split_dir: &Path) -> Result<Vec<CacheFigure>> {
-    use std::sync::{Mutex, PoisonError};
-    let queue = Mutex::new((runs, TOOLS.iter().enumerate()));
-    let results: Vec<Mutex<Option<CacheWritten>>> =
-        TOOLS.iter().map(|_| Default::default()).collect();
+    let queue = std::sync::Mutex::new((runs, TOOLS.iter().enumerate()));
+    // each thread's files, by their place in TOOLS
     let work = || {
+        let mut done: Vec<(usize, CacheWritten)> = Vec::new();
         loop {
             let (i, tool, keys) = {
-                let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
                 let (runs, tools) = &mut *q;
                 let Some((i, &tool)) = tools.next() else {
-                    return;
+                    return done;
                 };
                 (i, tool, runs.keys(tool))
             };
             let path = cache_path(split_dir, tool);
-            let done = keys.and_then(|keys| write_cache(world, tool, keys, split_dir, &path));
-            if done.is_err() {
-                let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let result = keys.and_then(|keys| write_cache(world, tool, keys, split_dir, &path));
+            if result.is_err() {
+                // no file is begun once one has failed
+                let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
                 q.1.by_ref().for_each(drop);
             }
-            *results[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(done);
+            done.push((i, result));
         }
     };
-    std::thread::scope(|s| {
+    let mut done = std::thread::scope(|s| {
         let other = s.spawn(work);
-        work();
-        other
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let mut mine = work();
+        mine.extend(
+            other
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        );
+        mine
     });
+    done.sort_by_key(|(i, _)| *i);
     // a file goes unwritten only after a failure earlier in the order, which returns first
     let mut figures = Vec::with_capacity(TOOLS.len());
-    for (r, tool) in results.into_iter().zip(TOOLS) {
-        match r.into_inner().unwrap_or_else(PoisonError::into_inner) {
-            Some(done) => figures.push(done?),
-            None => bail!("{tool}: its cache file was not written"),
+    let mut done = done.into_iter();
+    for (i, tool) in TOOLS.iter().enumerate() {
+        match done.next() {
+            Some((j, result)) if j == i => figures.push(result?),
+            _ => bail!("{tool}: its cache file was not written"),
         }
     }
     Ok(figures)

@@ -467,7 +467,7 @@ fn a_read_error_part_way_is_an_error_not_a_short_count() {
     use gtb_audit::load::tally_reader_in_blocks;
     let line = std::fs::read_to_string(small_build()).unwrap();
     let line = line.lines().next().unwrap().to_string() + "\n";
-    /// `good` then an error.
+    /// The bytes of its cursor, then an error.
     struct Failing(std::io::Cursor<Vec<u8>>);
     impl std::io::Read for Failing {
         fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
