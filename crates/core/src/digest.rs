@@ -98,24 +98,51 @@ impl Drop for TempPath {
 
 /// A buffered file writer whose errors name the file (a full disk says where it was full).
 /// A large file is pushed to disk as it grows ([`Writeback`]), so that `finish` waits for the
-/// last stretch only.
+/// last stretch only; or, made with [`FileWriter::create_direct`], written around the page
+/// cache (`direct`).
 pub struct FileWriter {
-    w: std::io::BufWriter<std::fs::File>,
+    sink: Sink,
     path: PathBuf,
     written: u64,
     writeback: Writeback,
+}
+
+enum Sink {
+    Buffered(std::io::BufWriter<std::fs::File>),
+    Direct(crate::direct::DirectFile),
+}
+
+impl Sink {
+    fn file(&self) -> &std::fs::File {
+        match self {
+            Sink::Buffered(w) => w.get_ref(),
+            Sink::Direct(d) => d.file(),
+        }
+    }
 }
 
 impl FileWriter {
     pub fn create(path: &Path) -> Result<FileWriter> {
         let f =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        Ok(FileWriter {
-            w: std::io::BufWriter::with_capacity(1 << 20, f),
+        Ok(Self::over(
+            Sink::Buffered(std::io::BufWriter::with_capacity(1 << 20, f)),
+            path,
+        ))
+    }
+    /// A writer for a large file that nothing reads back soon (`direct`).
+    pub fn create_direct(path: &Path) -> Result<FileWriter> {
+        let f = crate::direct::DirectFile::create(path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        Ok(Self::over(Sink::Direct(f), path))
+    }
+    fn over(sink: Sink, path: &Path) -> FileWriter {
+        FileWriter {
+            sink,
             path: path.to_path_buf(),
             written: 0,
             writeback: Writeback::default(),
-        })
+        }
     }
     fn named(&self, e: std::io::Error) -> std::io::Error {
         std::io::Error::new(e.kind(), format!("writing {}: {e}", self.path.display()))
@@ -123,22 +150,37 @@ impl FileWriter {
     /// Flush and fsync.
     pub fn finish(mut self) -> Result<()> {
         self.flush()?;
+        if let Sink::Direct(d) = &mut self.sink {
+            let done = d.finish();
+            done.map_err(|e| self.named(e))?;
+        }
         self.writeback.stop();
-        self.w.get_ref().sync_all().ok();
+        self.sink.file().sync_all().ok();
         Ok(())
     }
 }
 
 impl Write for FileWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.w.write(buf).map_err(|e| self.named(e))?;
+        let n = match &mut self.sink {
+            Sink::Buffered(w) => w.write(buf),
+            Sink::Direct(d) => d.write(buf),
+        };
+        let n = n.map_err(|e| self.named(e))?;
         self.written += n as u64;
-        let in_file = self.written - self.w.buffer().len() as u64;
-        self.writeback.grown(self.w.get_ref(), in_file);
+        // a direct write is on the disk already
+        if let Sink::Buffered(w) = &self.sink {
+            let in_file = self.written - w.buffer().len() as u64;
+            self.writeback.grown(w.get_ref(), in_file);
+        }
         Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.w.flush().map_err(|e| self.named(e))
+        let done = match &mut self.sink {
+            Sink::Buffered(w) => w.flush(),
+            Sink::Direct(d) => d.flush(),
+        };
+        done.map_err(|e| self.named(e))
     }
 }
 
@@ -204,13 +246,30 @@ pub fn write_streaming_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
+    stream_atomic(path, FileWriter::create, fill)
+}
+
+/// [`write_streaming_atomic`] around the page cache ([`FileWriter::create_direct`]), for a
+/// large file that nothing reads back soon.
+pub fn write_streaming_atomic_direct(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    stream_atomic(path, FileWriter::create_direct, fill)
+}
+
+fn stream_atomic(
+    path: &Path,
+    create: fn(&Path) -> Result<FileWriter>,
+    fill: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let tmp = TempPath::beside(path);
-    let mut w = FileWriter::create(tmp.path())?;
+    let mut w = create(tmp.path())?;
     fill(&mut w)?;
     w.finish()?;
     tmp.persist(path)

@@ -14,6 +14,7 @@ pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::FixedState>;
 pub mod config;
 pub mod difficulty;
 pub mod digest;
+pub mod direct;
 pub mod jsonl;
 pub mod prefs;
 pub mod pyjson;

@@ -161,7 +161,7 @@ fn write_cache(
 ) -> CacheWritten {
     let (mut bytes, mut longest, mut entries) = (0, 0, 0);
     let mut sha = String::new();
-    gtb_core::digest::write_streaming_atomic(path, |w| {
+    gtb_core::digest::write_streaming_atomic_direct(path, |w| {
         std::thread::scope(|s| -> Result<()> {
             let batches = merged_batches(s, keys);
             let (hash_tx, hasher) =
