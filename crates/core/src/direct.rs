@@ -165,6 +165,13 @@ fn clear_direct(_: &File) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The file's bytes once `f` is finished and closed.
+    fn finished(mut f: DirectFile, path: &Path) -> Vec<u8> {
+        f.finish().unwrap();
+        drop(f);
+        std::fs::read(path).unwrap()
+    }
+
     /// The file holds exactly what was written, whatever the sizes of the file and of the
     /// writes: empty, under a block of the disk, at and around the boundaries, several buffers.
     #[test]
@@ -190,13 +197,7 @@ mod tests {
                     f.write_all(chunk).unwrap();
                 }
                 f.flush().unwrap();
-                f.finish().unwrap();
-                drop(f);
-                assert_eq!(
-                    std::fs::read(&path).unwrap(),
-                    bytes,
-                    "size {size}, writes of {piece}"
-                );
+                assert_eq!(finished(f, &path), bytes, "size {size}, writes of {piece}");
             }
         }
     }
@@ -215,13 +216,7 @@ mod tests {
             f.buffered().unwrap();
             assert!(!f.is_direct());
             f.write_all(&bytes[switch_at..]).unwrap();
-            f.finish().unwrap();
-            drop(f);
-            assert_eq!(
-                std::fs::read(&path).unwrap(),
-                bytes,
-                "switched at {switch_at}"
-            );
+            assert_eq!(finished(f, &path), bytes, "switched at {switch_at}");
         }
     }
 }
