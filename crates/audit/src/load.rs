@@ -262,7 +262,7 @@ pub fn open_input(path: &Path) -> Result<Box<dyn std::io::Read + Send>> {
     if path.as_os_str() == STDIN {
         return Ok(Box::new(std::io::stdin()));
     }
-    let file = std::fs::File::open(path)
+    let file = gtb_core::direct::DirectRead::open(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", input_name(path)))?;
     Ok(Box::new(file))
 }

@@ -1,5 +1,6 @@
-//! A file written around the page cache (`O_DIRECT`), for the large outputs nothing reads
-//! back in the same run: a world's cache files (about 100 KB a task).
+//! Large files written and read around the page cache (`O_DIRECT`): a world's cache files
+//! (about 100 KB a task), the published task and plans files, and the task files that
+//! `gtb validate`, `gtb audit` and the world's build read.
 //!
 //! Why: writing a file through the page cache takes a fresh page of memory for every 4 KB of
 //! it. On the virtual machines gtb is benchmarked and run on (2 cores, memory handed back to the
@@ -9,10 +10,11 @@
 //! How: the bytes gather in a buffer aligned to [`ALIGN`] and go to the file a whole buffer at
 //! a time; the last part-block, and everything after the file system refuses a direct write
 //! (`EINVAL`: older tmpfs, some network and FUSE file systems), is written the usual way. The file's bytes
-//! are the same either way.
+//! are the same either way. A file is read the same way ([`DirectRead`], blocks of
+//! [`READ_BLOCK`]), so that reading a file just written directly takes no pages either.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 /// The alignment a direct write needs of its memory, length and offset (the largest logical
@@ -21,6 +23,16 @@ pub const ALIGN: usize = 4096;
 
 /// Bytes gathered before each write.
 const BLOCK: usize = 1 << 20;
+
+/// Bytes asked of the disk at a time when reading (a direct read has no read-ahead).
+pub const READ_BLOCK: usize = 4 << 20;
+
+/// A buffer of `size` bytes aligned to [`ALIGN`]: the vector and where the aligned part starts.
+fn aligned(size: usize) -> (Vec<u8>, usize) {
+    let buf = vec![0u8; size + ALIGN];
+    let start = buf.as_ptr().align_offset(ALIGN).min(ALIGN);
+    (buf, start)
+}
 
 pub struct DirectFile {
     file: File,
@@ -40,8 +52,7 @@ impl DirectFile {
             Ok(f) => (f, true),
             Err(_) => (File::create(path)?, false),
         };
-        let buf = vec![0u8; BLOCK + ALIGN];
-        let start = buf.as_ptr().align_offset(ALIGN).min(ALIGN);
+        let (buf, start) = aligned(BLOCK);
         Ok(DirectFile {
             file,
             buf,
@@ -124,6 +135,80 @@ impl Write for DirectFile {
     }
 }
 
+/// A file read around the page cache, a [`READ_BLOCK`] at a time (the usual way where the file
+/// system refuses), as a buffered reader.
+pub struct DirectRead {
+    file: File,
+    buf: Vec<u8>,
+    start: usize,
+    /// the unread bytes of the block: `buf[start + pos..start + len]`
+    pos: usize,
+    len: usize,
+    direct: bool,
+}
+
+impl DirectRead {
+    pub fn open(path: &Path) -> io::Result<DirectRead> {
+        let (file, direct) = match open_direct_read(path) {
+            Ok(f) => (f, true),
+            Err(_) => (File::open(path)?, false),
+        };
+        let (buf, start) = aligned(READ_BLOCK);
+        Ok(DirectRead {
+            file,
+            buf,
+            start,
+            pos: 0,
+            len: 0,
+            direct,
+        })
+    }
+
+    /// Read the next block once this one is used up.
+    fn refill(&mut self) -> io::Result<()> {
+        if self.pos < self.len {
+            return Ok(());
+        }
+        loop {
+            let block = &mut self.buf[self.start..self.start + READ_BLOCK];
+            match self.file.read(block) {
+                Ok(n) => {
+                    (self.pos, self.len) = (0, n);
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // refused, or at the unaligned end of the file after its last block
+                Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                    clear_direct(&self.file)?;
+                    self.direct = false;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Read for DirectRead {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        use io::BufRead;
+        let have = self.fill_buf()?;
+        let n = have.len().min(out.len());
+        out[..n].copy_from_slice(&have[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl io::BufRead for DirectRead {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.refill()?;
+        Ok(&self.buf[self.start + self.pos..self.start + self.len])
+    }
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn open_direct(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -135,8 +220,22 @@ fn open_direct(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+#[cfg(target_os = "linux")]
+fn open_direct_read(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+}
+
 #[cfg(not(target_os = "linux"))]
 fn open_direct(_: &Path) -> io::Result<File> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_direct_read(_: &Path) -> io::Result<File> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
@@ -199,6 +298,58 @@ mod tests {
                 f.flush().unwrap();
                 assert_eq!(finished(f, &path), bytes, "size {size}, writes of {piece}");
             }
+        }
+    }
+
+    /// A file read directly gives back exactly its bytes, whatever its size and the sizes
+    /// asked for, through `Read` and through `BufRead`'s lines.
+    #[test]
+    fn direct_reads_give_back_exactly_the_file() {
+        use std::io::{BufRead, Read};
+        let dir = tempfile::tempdir().unwrap();
+        for size in [
+            0,
+            1,
+            ALIGN - 1,
+            ALIGN,
+            READ_BLOCK - 1,
+            READ_BLOCK,
+            READ_BLOCK + 4097,
+        ] {
+            let bytes: Vec<u8> = (0..size)
+                .map(|i| {
+                    if i % 97 == 96 {
+                        b'\n'
+                    } else {
+                        b'a' + (i % 26) as u8
+                    }
+                })
+                .collect();
+            let path = dir.path().join(format!("r{size}"));
+            std::fs::write(&path, &bytes).unwrap();
+            for piece in [1usize, 4093, 1 << 22] {
+                let mut r = DirectRead::open(&path).unwrap();
+                let (mut got, mut chunk) = (Vec::new(), vec![0u8; piece]);
+                loop {
+                    let n = r.read(&mut chunk).unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&chunk[..n]);
+                }
+                assert_eq!(got, bytes, "size {size}, reads of {piece}");
+            }
+            let lines: Vec<String> = DirectRead::open(&path)
+                .unwrap()
+                .lines()
+                .map(|l| l.unwrap())
+                .collect();
+            let want: Vec<String> = std::str::from_utf8(&bytes)
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect();
+            assert_eq!(lines, want, "lines of size {size}");
         }
     }
 

@@ -77,10 +77,11 @@ pub fn read_blocks<T: serde::de::DeserializeOwned + Send>(
     block: usize,
     mut each: impl FnMut(Vec<T>) -> Result<()>,
 ) -> Result<()> {
-    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let reader = crate::direct::DirectRead::open(path)
+        .with_context(|| format!("reading {}", path.display()))?;
     let mut blocks = Blocks {
         path,
-        reader: std::io::BufReader::with_capacity(1 << 20, file),
+        reader,
         line_no: 0,
         block: block.max(1),
     };
@@ -103,7 +104,7 @@ pub fn read_blocks<T: serde::de::DeserializeOwned + Send>(
 /// A JSON-lines file read a block of records at a time (`read_blocks`).
 struct Blocks<'p> {
     path: &'p Path,
-    reader: std::io::BufReader<std::fs::File>,
+    reader: crate::direct::DirectRead,
     line_no: usize,
     block: usize,
 }

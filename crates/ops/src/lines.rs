@@ -93,7 +93,7 @@ impl Lines {
 
     fn write(&self, order: &[usize], to: &Path) -> Result<String> {
         let mut sha = String::new();
-        digest::write_streaming_atomic(to, |w| {
+        digest::write_streaming_atomic_direct(to, |w| {
             sha = copy_hashed(order, |i, buf| self.read(i, buf), w)?;
             Ok(())
         })?;
