@@ -112,15 +112,6 @@ enum Sink {
     Direct(crate::direct::DirectFile),
 }
 
-impl Sink {
-    fn file(&self) -> &std::fs::File {
-        match self {
-            Sink::Buffered(w) => w.get_ref(),
-            Sink::Direct(d) => d.file(),
-        }
-    }
-}
-
 impl FileWriter {
     pub fn create(path: &Path) -> Result<FileWriter> {
         let f =
@@ -150,12 +141,16 @@ impl FileWriter {
     /// Flush and fsync.
     pub fn finish(mut self) -> Result<()> {
         self.flush()?;
-        if let Sink::Direct(d) = &mut self.sink {
-            let done = d.finish();
-            done.map_err(|e| self.named(e))?;
+        match &mut self.sink {
+            Sink::Direct(d) => {
+                let done = d.finish();
+                done.map_err(|e| self.named(e))?;
+            }
+            Sink::Buffered(w) => {
+                self.writeback.stop();
+                w.get_ref().sync_all().ok();
+            }
         }
-        self.writeback.stop();
-        self.sink.file().sync_all().ok();
         Ok(())
     }
 }

@@ -34,7 +34,8 @@ fn aligned(size: usize) -> (Vec<u8>, usize) {
     (buf, start)
 }
 
-pub struct DirectFile {
+/// The writing itself, on the writer's thread (`DirectFile`).
+struct Aligned {
     file: File,
     /// `BLOCK + ALIGN` bytes, of which `BLOCK` from `start` are aligned
     buf: Vec<u8>,
@@ -44,31 +45,22 @@ pub struct DirectFile {
     direct: bool,
 }
 
-impl DirectFile {
+impl Aligned {
     /// Create (truncate) `path` for direct writing, or for the usual writing where direct
     /// writing cannot be had.
-    pub fn create(path: &Path) -> io::Result<DirectFile> {
+    fn create(path: &Path) -> io::Result<Aligned> {
         let (file, direct) = match open_direct(path) {
             Ok(f) => (f, true),
             Err(_) => (File::create(path)?, false),
         };
         let (buf, start) = aligned(BLOCK);
-        Ok(DirectFile {
+        Ok(Aligned {
             file,
             buf,
             start,
             len: 0,
             direct,
         })
-    }
-
-    /// Whether the file is still written directly.
-    pub fn is_direct(&self) -> bool {
-        self.direct
-    }
-
-    pub fn file(&self) -> &File {
-        &self.file
     }
 
     /// Write out the gathered bytes: the whole blocks directly, and with `all` the rest too
@@ -112,13 +104,14 @@ impl DirectFile {
         Ok(())
     }
 
-    /// Write out everything gathered.
-    pub fn finish(&mut self) -> io::Result<()> {
-        self.drain(true)
+    /// Write out everything gathered, and sync the file.
+    fn finish(&mut self) -> io::Result<()> {
+        self.drain(true)?;
+        self.file.sync_all()
     }
 }
 
-impl Write for DirectFile {
+impl Write for Aligned {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         if self.len == BLOCK {
             self.drain(false)?;
@@ -132,6 +125,106 @@ impl Write for DirectFile {
     /// Writes out the whole blocks; the last part-block waits for `finish`.
     fn flush(&mut self) -> io::Result<()> {
         self.drain(false)
+    }
+}
+
+/// A file written around the page cache on a thread of its own: a direct write waits for the
+/// disk, so the bytes are handed over a block at a time while the caller goes on.
+pub struct DirectFile {
+    /// the block being filled
+    block: Vec<u8>,
+    to: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    /// blocks written, to be filled again
+    back: std::sync::mpsc::Receiver<Vec<u8>>,
+    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl DirectFile {
+    /// Create (truncate) `path` for direct writing, or for the usual writing where direct
+    /// writing cannot be had.
+    pub fn create(path: &Path) -> io::Result<DirectFile> {
+        Self::over(Aligned::create(path)?)
+    }
+
+    fn over(mut file: Aligned) -> io::Result<DirectFile> {
+        let (to, blocks) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+        let (give_back, back) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("direct-write".into())
+            .spawn(move || {
+                for mut block in blocks {
+                    file.write_all(&block)?;
+                    block.clear();
+                    give_back.send(block).ok();
+                }
+                file.finish()
+            })?;
+        Ok(DirectFile {
+            block: Vec::with_capacity(BLOCK),
+            to: Some(to),
+            back,
+            thread: Some(thread),
+        })
+    }
+
+    /// Hand the block being filled to the writer's thread.
+    fn hand_over(&mut self) -> io::Result<()> {
+        if self.block.is_empty() {
+            return Ok(());
+        }
+        let next = self
+            .back
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BLOCK));
+        let full = std::mem::replace(&mut self.block, next);
+        let sent = self.to.as_ref().map(|to| to.send(full));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => Err(self.stop().err().unwrap_or_else(stopped)),
+        }
+    }
+
+    /// End the writer's thread: its first error, if any.
+    fn stop(&mut self) -> io::Result<()> {
+        self.to = None;
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err(stopped())),
+            None => Err(stopped()),
+        }
+    }
+
+    /// Write out everything, and sync the file.
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.hand_over()?;
+        self.stop()
+    }
+}
+
+fn stopped() -> io::Error {
+    io::Error::other("the file's writer stopped")
+}
+
+impl Write for DirectFile {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.block.len() == BLOCK {
+            self.hand_over()?;
+        }
+        let n = data.len().min(BLOCK - self.block.len());
+        self.block.extend_from_slice(&data[..n]);
+        Ok(n)
+    }
+    /// Hands over the bytes so far (they are on the disk by `finish`).
+    fn flush(&mut self) -> io::Result<()> {
+        self.hand_over()
+    }
+}
+
+impl Drop for DirectFile {
+    fn drop(&mut self) {
+        self.to = None;
+        if let Some(t) = self.thread.take() {
+            t.join().ok();
+        }
     }
 }
 
@@ -301,6 +394,21 @@ mod tests {
         }
     }
 
+    /// A write the disk refuses (a full one: `/dev/full`) is an error of the writer, by
+    /// `finish` at the latest, never bytes silently lost.
+    #[test]
+    fn a_failed_write_is_an_error_by_finish() {
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            eprintln!("skipped: no /dev/full on this machine");
+            return;
+        }
+        let mut f = DirectFile::create(full).unwrap();
+        let bytes = vec![7u8; 3 * BLOCK + 1];
+        let wrote = f.write_all(&bytes).and_then(|_| f.finish());
+        assert!(wrote.is_err(), "writing to /dev/full succeeded");
+    }
+
     /// A file read directly gives back exactly its bytes, whatever its size and the sizes
     /// asked for, through `Read` and through `BufRead`'s lines.
     #[test]
@@ -361,13 +469,14 @@ mod tests {
         let bytes: Vec<u8> = (0..2 * BLOCK + 5000).map(|i| (i % 253) as u8).collect();
         for switch_at in [0, 1, ALIGN + 3, BLOCK + 1, 2 * BLOCK + 4999] {
             let path = dir.path().join(format!("f{switch_at}"));
-            let mut f = DirectFile::create(&path).unwrap();
+            let mut f = Aligned::create(&path).unwrap();
             f.write_all(&bytes[..switch_at]).unwrap();
             f.flush().unwrap();
             f.buffered().unwrap();
-            assert!(!f.is_direct());
+            assert!(!f.direct);
             f.write_all(&bytes[switch_at..]).unwrap();
-            assert_eq!(finished(f, &path), bytes, "switched at {switch_at}");
+            let front = DirectFile::over(f).unwrap();
+            assert_eq!(finished(front, &path), bytes, "switched at {switch_at}");
         }
     }
 }
