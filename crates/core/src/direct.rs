@@ -27,6 +27,17 @@ const BLOCK: usize = 1 << 20;
 /// Bytes asked of the disk at a time when reading (a direct read has no read-ahead).
 pub const READ_BLOCK: usize = 4 << 20;
 
+/// The file opened directly, else the usual way; and whether directly.
+fn opened(
+    direct: io::Result<File>,
+    usual: impl FnOnce() -> io::Result<File>,
+) -> io::Result<(File, bool)> {
+    match direct {
+        Ok(f) => Ok((f, true)),
+        Err(_) => Ok((usual()?, false)),
+    }
+}
+
 /// A buffer of `size` bytes aligned to [`ALIGN`]: the vector and where the aligned part starts.
 fn aligned(size: usize) -> (Vec<u8>, usize) {
     let buf = vec![0u8; size + ALIGN];
@@ -49,10 +60,7 @@ impl Aligned {
     /// Create (truncate) `path` for direct writing, or for the usual writing where direct
     /// writing cannot be had.
     fn create(path: &Path) -> io::Result<Aligned> {
-        let (file, direct) = match open_direct(path) {
-            Ok(f) => (f, true),
-            Err(_) => (File::create(path)?, false),
-        };
+        let (file, direct) = opened(open_direct(path), || File::create(path))?;
         let (buf, start) = aligned(BLOCK);
         Ok(Aligned {
             file,
@@ -242,10 +250,7 @@ pub struct DirectRead {
 
 impl DirectRead {
     pub fn open(path: &Path) -> io::Result<DirectRead> {
-        let (file, direct) = match open_direct_read(path) {
-            Ok(f) => (f, true),
-            Err(_) => (File::open(path)?, false),
-        };
+        let (file, direct) = opened(open_direct_read(path), || File::open(path))?;
         let (buf, start) = aligned(READ_BLOCK);
         Ok(DirectRead {
             file,
