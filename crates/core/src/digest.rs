@@ -121,7 +121,7 @@ impl FileWriter {
             path,
         ))
     }
-    /// A writer for a large file that nothing reads back soon (`direct`).
+    /// A writer for a large file that nothing reads back soon, or only directly (`direct`).
     pub fn create_direct(path: &Path) -> Result<FileWriter> {
         let f = crate::direct::DirectFile::create(path)
             .with_context(|| format!("creating {}", path.display()))?;
@@ -245,7 +245,7 @@ pub fn write_streaming_atomic(
 }
 
 /// [`write_streaming_atomic`] around the page cache ([`FileWriter::create_direct`]), for a
-/// large file that nothing reads back soon.
+/// large file that nothing reads back soon, or only with `direct::DirectRead`.
 pub fn write_streaming_atomic_direct(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<()>,
