@@ -9,8 +9,8 @@
 //!
 //! How: the bytes gather in a buffer aligned to [`ALIGN`] and go to the file a whole buffer at
 //! a time; the last part-block, and everything after the file system refuses a direct write
-//! (`EINVAL`: older tmpfs, some network and FUSE file systems), is written the usual way. The file's bytes
-//! are the same either way. A file is read the same way ([`DirectRead`], blocks of
+//! (`EINVAL`: older tmpfs, some network and FUSE file systems), is written the usual way. The
+//! file's bytes are the same either way. A file is read the same way ([`DirectRead`], blocks of
 //! [`READ_BLOCK`]), so that reading a file just written directly takes no pages either.
 
 use std::fs::File;
