@@ -258,7 +258,10 @@ pub const FOOD_ANYWHERE: &[&str] = &[
 /// How a food value is said aloud: the part before a `/` or a `(` (奶茶/茶饮 -> 奶茶,
 /// 西餐厅(综合风味) -> 西餐厅). The template lines say it so, and the line checks map it back.
 pub fn spoken_food(v: &str) -> &str {
-    v.find(['/', '(']).map_or(v, |i| &v[..i])
+    // both are ASCII, so a byte that is one is where a character starts
+    v.bytes()
+        .position(|b| b == b'/' || b == b'(')
+        .map_or(v, |i| &v[..i])
 }
 
 /// A vocabulary as a set, built on first use: validation asks these for every value of every

@@ -127,9 +127,10 @@ pub(super) fn opening(v: &Validator, t: &mut Task, trip: &Trip, _: Mode, out: &m
                 continue;
             };
             for item in &cp.attractions.must_visit {
-                let Some(a) = v.res.attractions[cid as usize]
-                    .iter()
-                    .find(|a| a.name == *item)
+                let Some(a) = v
+                    .res
+                    .attraction_index(cid, item)
+                    .map(|i| &v.res.attractions[cid as usize][i])
                 else {
                     continue;
                 };

@@ -18,17 +18,17 @@
 //! exactly what `gtb validate` would find.
 
 use super::{Mode, Outcome, Validator, finding};
-use crate::terms::recognise;
+use crate::terms::{AnyKey, recognise};
 pub use crate::terms::{Terms, inventory_terms};
 use gtb_core::FastMap as HashMap;
-use gtb_core::prefs::{ListItem, Scalar, Subject, Tier};
+use gtb_core::prefs::{ListItem, Scalar, Subject};
 use gtb_core::task::{Preference, Task};
 use std::sync::OnceLock;
 
 mod figures;
 mod words;
 use figures::{Figure, figure_at};
-use words::{Strength, marker_at};
+use words::{Strength, Strengths, marker_at};
 
 /// The most aspects one opening line may voice.
 pub const MAX_ASPECTS: usize = 4;
@@ -53,17 +53,14 @@ struct Mention<'a> {
 
 impl Clause<'_> {
     /// Against if any word says so (能避开最好 is an avoid), else for, else none.
-    fn stance(&self) -> Option<(bool, Vec<Strength>)> {
-        let against: Vec<Strength> = self
-            .stances
-            .iter()
-            .filter(|(p, _)| !p)
-            .map(|(_, s)| *s)
-            .collect();
+    fn stance(&self) -> Option<(bool, Strengths)> {
+        let (mut against, mut for_) = (Strengths::default(), Strengths::default());
+        for &(p, s) in &self.stances {
+            if p { for_.insert(s) } else { against.insert(s) }
+        }
         if !against.is_empty() {
             return Some((false, against));
         }
-        let for_: Vec<Strength> = self.stances.iter().map(|(_, s)| *s).collect();
         (!for_.is_empty()).then_some((true, for_))
     }
 }
@@ -193,12 +190,14 @@ fn tier_words(firm: bool) -> &'static str {
 /// release's vocabularies, the task's cities, the task's tables.
 pub fn check_line<'a>(sets: &[&'a Terms], table: &Preference, text: &'a str) -> Vec<LineIssue> {
     let items: Vec<ListItem> = table.list_items().collect();
-    check_line_items(sets, table, &items, text)
+    check_line_items(sets, &AnyKey::of(sets), table, &items, text)
 }
 
-/// [`check_line`] with the table's list items (`Preference::list_items`) already walked.
+/// [`check_line`] with the table's list items (`Preference::list_items`) already walked and
+/// the sets' keys joined (`any`).
 fn check_line_items<'a>(
     sets: &[&'a Terms],
+    any: &AnyKey,
     table: &Preference,
     items: &[ListItem],
     text: &'a str,
@@ -211,17 +210,17 @@ fn check_line_items<'a>(
         let mut city: Option<&str> = None;
         let clauses: Vec<Clause> = clauses(sentence)
             .into_iter()
-            .map(|c| read_clause(sets, c, &mut city))
+            .map(|c| read_clause(sets, any, c, &mut city))
             .collect();
         let limit = clauses.iter().any(|c| {
             c.limit
                 || c.stance()
-                    .is_some_and(|(p, s)| p && s.contains(&Strength::Firm))
+                    .is_some_and(|(p, s)| p && s.contains(Strength::Firm))
         });
         for (i, c) in clauses.iter().enumerate() {
             let stance = c.stance().or_else(|| inherited(&clauses, i));
             for m in &c.mentions {
-                let issue = mention(items, &m.values, m.city, m.said, stance.as_ref());
+                let issue = mention(items, &m.values, m.city, m.said, stance);
                 match issue {
                     Ok(subject) => push_aspect(&mut aspects, subject),
                     Err(e) => issues.push(e),
@@ -286,7 +285,9 @@ fn clauses(sentence: &str) -> Vec<&str> {
     for (i, ch) in sentence.char_indices() {
         let cut_after = matches!(ch, '，' | ',' | '：' | ':');
         let rest = &sentence[i..];
-        let cut_before = i > start && ["但", "不过", "可是"].iter().any(|w| rest.starts_with(w));
+        let cut_before = i > start
+            && matches!(ch, '但' | '不' | '可')
+            && ["但", "不过", "可是"].iter().any(|w| rest.starts_with(w));
         if cut_before {
             out.push(&sentence[start..i]);
             start = i;
@@ -303,7 +304,7 @@ fn clauses(sentence: &str) -> Vec<&str> {
 
 /// The stance a clause without words of its own takes: the next clause of its sentence that
 /// has one ("火锅和烧烤，我都不太想吃"), else the previous one.
-fn inherited(clauses: &[Clause], i: usize) -> Option<(bool, Vec<Strength>)> {
+fn inherited(clauses: &[Clause], i: usize) -> Option<(bool, Strengths)> {
     clauses[i + 1..]
         .iter()
         .chain(clauses[..i].iter().rev())
@@ -312,35 +313,46 @@ fn inherited(clauses: &[Clause], i: usize) -> Option<(bool, Vec<Strength>)> {
 
 /// Recognise the names, figures and words of one clause; `city` is the destination in context
 /// (updated by the cities the clause names).
-fn read_clause<'a>(sets: &[&'a Terms], text: &'a str, city: &mut Option<&'a str>) -> Clause<'a> {
+fn read_clause<'a>(
+    sets: &[&'a Terms],
+    any: &AnyKey,
+    text: &'a str,
+    city: &mut Option<&'a str>,
+) -> Clause<'a> {
     let mut c = Clause::default();
     // what is left once names are taken out: the words and figures are read from it (a sight
     // named 不夜城 says no 不, 4A景区 holds no figure)
     let mut rest = String::with_capacity(text.len());
+    // the start of the text not yet copied to `rest`
+    let mut copied = 0;
     let mut i = 0;
     while i < text.len() {
         let tail = &text[i..];
-        if let Some(found) = recognise(sets, tail) {
-            let len = found.len;
-            // a destination's name is read as the destination, also where a sight bears it
-            // (峨眉山 the city and the mountain)
-            if found.city.is_some() {
-                *city = found.city;
-            } else if !found.values.is_empty() {
-                c.mentions.push(Mention {
-                    values: found.values,
-                    city: *city,
-                    said: &tail[..len],
-                });
-            }
-            rest.push('|');
-            i += len;
+        let found = any
+            .may_start(tail)
+            .and_then(|key| recognise(sets, tail, key));
+        let Some(found) = found else {
+            i += utf8_width(tail.as_bytes()[0]);
             continue;
+        };
+        let len = found.len;
+        // a destination's name is read as the destination, also where a sight bears it
+        // (峨眉山 the city and the mountain)
+        if found.city.is_some() {
+            *city = found.city;
+        } else if !found.values.is_empty() {
+            c.mentions.push(Mention {
+                values: found.values,
+                city: *city,
+                said: &tail[..len],
+            });
         }
-        let ch = tail.chars().next().expect("not at the end");
-        rest.push(ch);
-        i += ch.len_utf8();
+        rest.push_str(&text[copied..i]);
+        rest.push('|');
+        i += len;
+        copied = i;
     }
+    rest.push_str(&text[copied..]);
     let mut j = 0;
     while j < rest.len() {
         let tail = &rest[j..];
@@ -360,15 +372,26 @@ fn read_clause<'a>(sets: &[&'a Terms], text: &'a str, city: &mut Option<&'a str>
     c
 }
 
+/// The bytes of the UTF-8 character that starts with byte `b` (of a `str`, so a leading byte).
+fn utf8_width(b: u8) -> usize {
+    match b {
+        0..=0x7F => 1,
+        0x80..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
 /// Resolve one mention against the speaker's table: the aspect it voices, or its issue.
 fn mention(
     items: &[ListItem],
     values: &[String],
     city: Option<&str>,
     said: &str,
-    stance: Option<&(bool, Vec<Strength>)>,
+    stance: Option<(bool, Strengths)>,
 ) -> Result<&'static str, LineIssue> {
-    let all: Vec<&ListItem> = items
+    // the table's items of the values said (most mentions stand for one or two)
+    let all: smallvec::SmallVec<[&ListItem; 4]> = items
         .iter()
         .filter(|i| values.iter().any(|v| v == i.value))
         .collect();
@@ -382,35 +405,20 @@ fn mention(
         return Ok(subject);
     };
     // the items of the city in context, when it has any (the context may be stale)
-    let here: Vec<&ListItem> = all
-        .iter()
-        .copied()
-        .filter(|i| i.city.is_none() || city.is_some_and(|c| i.city == Some(c)))
-        .collect();
-    let pool: Vec<&ListItem> = if here.iter().any(|i| i.city.is_some()) {
-        here
-    } else {
-        all
-    };
-    let same: Vec<&&ListItem> = pool
-        .iter()
-        .filter(|i| i.field.spec().tier.positive() == *wanted)
-        .collect();
-    let Some(item) = same.first() else {
+    let here = |i: &&ListItem| i.city.is_none() || city.is_some_and(|c| i.city == Some(c));
+    let local = all.iter().filter(|i| here(i)).any(|i| i.city.is_some());
+    let pool = || all.iter().filter(move |i| !local || here(i));
+    let mut same = pool().filter(|i| i.field.spec().tier.positive() == wanted);
+    let Some(item) = same.next() else {
+        let field = pool().next().unwrap_or(first).field.spec().path;
         return Err(LineIssue::Stance {
             item: said.to_string(),
-            wanted: *wanted,
-            field: pool[0].field.spec().path,
+            wanted,
+            field,
         });
     };
-    let fits = |t: Tier| {
-        strengths.iter().any(|s| match s {
-            Strength::Either => true,
-            Strength::Firm => t.strong(),
-            Strength::Mild => !t.strong(),
-        })
-    };
-    if same.iter().any(|i| fits(i.field.spec().tier)) {
+    let fits = |i: &ListItem| strengths.fit(i.field.spec().tier.strong());
+    if fits(item) || same.any(|i| fits(i)) {
         return Ok(aspect_of_subject(item.field.spec().subject));
     }
     Err(LineIssue::Strength {
@@ -439,11 +447,12 @@ pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome)
     let tables = Terms::tables_beyond(items.iter().flatten().map(|i| i.value), &known);
     let mut sets = known;
     sets.insert(1, &tables);
+    let any = AnyKey::of(&sets);
     for m in &t.initial_messages {
         let Some((i, _, entry)) = t.user_preferences.get_full(&m.role) else {
             continue;
         };
-        for issue in check_line_items(&sets, &entry.preference, &items[i], &m.content) {
+        for issue in check_line_items(&sets, &any, &entry.preference, &items[i], &m.content) {
             out.problems.push(finding(
                 "lines",
                 t,

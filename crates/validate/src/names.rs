@@ -120,6 +120,8 @@ pub struct CityNames {
     /// normalized -> canonical
     exact: HashMap<String, String>,
     all: Vec<Entry>,
+    /// the canonical names, as a set: `resolve` asks it of every name a table holds
+    canon: gtb_core::FastSet<String>,
     /// core -> canonical names with that core
     by_core: HashMap<String, Vec<String>>,
     /// normalized alias -> (canonical, kind)
@@ -132,6 +134,7 @@ impl CityNames {
         let mut exact = HashMap::with_capacity_and_hasher(names.len(), Default::default());
         let mut all = Vec::with_capacity(names.len());
         let mut by_core: HashMap<String, Vec<String>> = HashMap::default();
+        let canon_set = names.iter().cloned().collect();
         for canon in names {
             let norm = normalize(&canon);
             let core = core_name(&norm, &prefixes);
@@ -146,6 +149,7 @@ impl CityNames {
         CityNames {
             exact,
             all,
+            canon: canon_set,
             by_core,
             aliases,
             prefixes,
@@ -168,9 +172,7 @@ impl CityNames {
     /// inventory name with the same core (黄果树风景名胜区 ~ 黄果树瀑布 needs `lookup`; 长沙橘子洲景区
     /// ~ 橘子洲 resolves here).
     pub fn resolve(&self, name: &str) -> Option<Match> {
-        if self.exact.get(name).is_some_and(|c| c == name)
-            || self.all.iter().any(|e| e.canon == name)
-        {
+        if self.exact.get(name).is_some_and(|c| c == name) || self.canon.contains(name) {
             return Some(Match::Exact);
         }
         let k = normalize(name);

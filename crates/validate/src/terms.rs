@@ -68,6 +68,30 @@ impl KeyBits {
     }
 }
 
+/// The keys of several sets at once (their filters joined): a line's scan asks this first at
+/// each character, and the sets themselves only where a term of one may start.
+pub(crate) struct AnyKey(KeyBits);
+
+impl AnyKey {
+    pub(crate) fn of(sets: &[&Terms]) -> AnyKey {
+        let mut bits = KeyBits::default();
+        for s in sets {
+            for (w, x) in bits.0.iter_mut().zip(s.keys.0.iter()) {
+                *w |= x;
+            }
+        }
+        AnyKey(bits)
+    }
+    /// The key of `text` (its first two characters) where a term of some set may start it
+    /// (no false "no"), for [`recognise`].
+    pub(crate) fn may_start(&self, text: &str) -> Option<(char, char)> {
+        let (first, second) = key2(text)?;
+        let may =
+            (second != '\0' && self.0.may_hold((first, second))) || self.0.may_hold((first, '\0'));
+        may.then_some((first, second))
+    }
+}
+
 /// `text.trim()`, without the Unicode table lookups where both ends are plainly not white
 /// space (a printable ASCII character or a CJK ideograph): most terms and values are such.
 fn trimmed(text: &str) -> &str {
@@ -257,10 +281,14 @@ pub(crate) struct Found<'a> {
     pub(crate) values: std::borrow::Cow<'a, [String]>,
 }
 
-/// The longest term of any set that starts `text`, its senses merged when sets agree on it:
-/// the first destination named, and the values of every set in set order, each once.
-pub(crate) fn recognise<'a>(sets: &[&'a Terms], text: &str) -> Option<Found<'a>> {
-    let key = key2(text)?;
+/// The longest term of any set that starts `text` (whose `key2` is `key`), its senses merged
+/// when sets agree on it: the first destination named, and the values of every set in set
+/// order, each once.
+pub(crate) fn recognise<'a>(
+    sets: &[&'a Terms],
+    text: &str,
+    key: (char, char),
+) -> Option<Found<'a>> {
     let mut found: Option<Found<'a>> = None;
     for (len, sense) in sets.iter().filter_map(|&s| s.longest_at(text, key)) {
         match &mut found {

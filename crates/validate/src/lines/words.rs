@@ -12,6 +12,35 @@ pub(super) enum Strength {
     Either,
 }
 
+/// A set of strengths: the words of one stance in a clause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Strengths(u8);
+
+impl Strengths {
+    fn bit(s: Strength) -> u8 {
+        match s {
+            Strength::Firm => 1,
+            Strength::Mild => 2,
+            Strength::Either => 4,
+        }
+    }
+    pub(super) fn insert(&mut self, s: Strength) {
+        self.0 |= Self::bit(s);
+    }
+    pub(super) fn contains(self, s: Strength) -> bool {
+        self.0 & Self::bit(s) != 0
+    }
+    pub(super) fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// Whether a tier of this strength (`strong`) is said so by any word of the set.
+    pub(super) fn fit(self, strong: bool) -> bool {
+        self.contains(Strength::Either)
+            || (strong && self.contains(Strength::Firm))
+            || (!strong && self.contains(Strength::Mild))
+    }
+}
+
 /// A word of stance or limit.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Marker {
@@ -139,23 +168,46 @@ pub(super) const MARKERS: &[(&str, Marker)] = {
     ]
 };
 
+/// The markers by first character, longest first, with a filter of those characters: read
+/// at every character of a line, and most characters start no marker.
+struct ByFirst {
+    map: HashMap<char, Vec<(&'static str, Marker)>>,
+    firsts: [u64; 64],
+}
+
+impl ByFirst {
+    fn bit(c: char) -> usize {
+        (c as u32 % 4096) as usize
+    }
+    fn get() -> &'static ByFirst {
+        static BY_FIRST: OnceLock<ByFirst> = OnceLock::new();
+        BY_FIRST.get_or_init(|| {
+            let mut map: HashMap<char, Vec<(&str, Marker)>> = HashMap::default();
+            let mut firsts = [0u64; 64];
+            for &(w, m) in MARKERS {
+                let first = w.chars().next().expect("a marker is a word");
+                map.entry(first).or_default().push((w, m));
+                firsts[Self::bit(first) / 64] |= 1 << (Self::bit(first) % 64);
+            }
+            for list in map.values_mut() {
+                list.sort_by_key(|(w, _)| std::cmp::Reverse(w.len()));
+            }
+            ByFirst { map, firsts }
+        })
+    }
+}
+
 /// The marker that starts `text`, longest first.
 pub(super) fn marker_at(text: &str) -> Option<(usize, Marker)> {
-    // the markers by first character, longest first (read at every character of a line)
-    static BY_FIRST: OnceLock<HashMap<char, Vec<(&str, Marker)>>> = OnceLock::new();
-    let by_first = BY_FIRST.get_or_init(|| {
-        let mut map: HashMap<char, Vec<(&str, Marker)>> = HashMap::default();
-        for &(w, m) in MARKERS {
-            let first = w.chars().next().expect("a marker is a word");
-            map.entry(first).or_default().push((w, m));
-        }
-        for list in map.values_mut() {
-            list.sort_by_key(|(w, _)| std::cmp::Reverse(w.len()));
-        }
-        map
-    });
+    let by_first = ByFirst::get();
+    let first = text.chars().next()?;
+    let bit = ByFirst::bit(first);
+    if by_first.firsts[bit / 64] & (1 << (bit % 64)) == 0 {
+        return None;
+    }
     by_first
-        .get(&text.chars().next()?)?
+        .map
+        .get(&first)?
         .iter()
         .find(|(w, _)| text.starts_with(w))
         .map(|(w, m)| (w.len(), *m))
