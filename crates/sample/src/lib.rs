@@ -48,25 +48,34 @@ struct Cell {
 }
 
 /// The clusters a task can go to, by size: some hub reaches them leg by leg, and none of their
-/// cities is held out.
+/// cities is held out; with each cluster's hubs ([`serving_hubs`]), drawn from per task.
 fn destination_clusters<'r>(
     res: &'r Resources,
     held_out: &[gtb_resources::CityId],
-) -> [Vec<&'r Cluster>; 3] {
+) -> ([Vec<&'r Cluster>; 3], [Vec<Vec<gtb_resources::CityId>>; 3]) {
     let mut by_size: [Vec<&Cluster>; 3] = Default::default();
+    let mut hubs: [Vec<Vec<gtb_resources::CityId>>; 3] = Default::default();
     for c in &res.clusters {
-        let reachable = res.hubs().any(|h| {
-            !c.cities.contains(&h)
-                && res
-                    .route_legs(h, &c.cities)
-                    .iter()
-                    .all(|&(a, b)| !res.transport(a, b).is_empty())
-        });
-        if reachable && !c.cities.iter().any(|x| held_out.contains(x)) {
+        let serving = serving_hubs(res, &c.cities);
+        if !serving.is_empty() && !c.cities.iter().any(|x| held_out.contains(x)) {
             by_size[c.cities.len() - 1].push(c);
+            hubs[c.cities.len() - 1].push(serving);
         }
     }
-    by_size
+    (by_size, hubs)
+}
+
+/// The hubs outside `cities` from which every leg of the trip through them has some service.
+fn serving_hubs(res: &Resources, cities: &[gtb_resources::CityId]) -> Vec<gtb_resources::CityId> {
+    res.hubs()
+        .filter(|&h| {
+            !cities.contains(&h)
+                && res
+                    .route_legs(h, cities)
+                    .iter()
+                    .all(|&(a, b)| !res.transport(a, b).is_empty())
+        })
+        .collect()
 }
 
 /// Per archetype and slot, the profiles its filter accepts, for a group of men and of women
@@ -241,6 +250,8 @@ pub struct Sampler<'a> {
     res: &'a Resources,
     cells: Vec<Cell>,
     clusters_by_size: [Vec<&'a Cluster>; 3],
+    /// per cluster of `clusters_by_size`, its serving hubs in hub order
+    cluster_hubs: [Vec<Vec<gtb_resources::CityId>>; 3],
     cluster_weights: [Vec<f64>; 3],
     /// per archetype, per slot, per group gender (0 any/男, 1 女): eligible profile indices
     eligible: Vec<Vec<[Vec<usize>; 2]>>,
@@ -270,7 +281,7 @@ impl<'a> Sampler<'a> {
                 cfg.paths.clusters.display()
             );
         }
-        let clusters_by_size = destination_clusters(res, held_out);
+        let (clusters_by_size, cluster_hubs) = destination_clusters(res, held_out);
         let cluster_weights = clusters_by_size.clone().map(|v| {
             v.iter()
                 .map(|c| {
@@ -301,6 +312,7 @@ impl<'a> Sampler<'a> {
             res,
             cells,
             clusters_by_size,
+            cluster_hubs,
             cluster_weights,
             eligible,
             quotas,
@@ -373,19 +385,10 @@ impl<'a> Sampler<'a> {
         };
         let a = &res.archetypes[cell.archetype];
         let size = cell.cities as usize - 1;
-        let cluster = self.clusters_by_size[size]
-            [weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty")];
+        let k = weighted_index(&mut rng, &self.cluster_weights[size]).expect("non-empty");
+        let cluster = self.clusters_by_size[size][k];
         // a hub from which every leg of the trip has some service
-        let hubs: Vec<_> = res
-            .hubs()
-            .filter(|&h| {
-                !cluster.cities.contains(&h)
-                    && res
-                        .route_legs(h, &cluster.cities)
-                        .iter()
-                        .all(|&(a, b)| !res.transport(a, b).is_empty())
-            })
-            .collect();
+        let hubs = &self.cluster_hubs[size][k];
         let hub = hubs[rng.gen_range(0..hubs.len())];
         let (d0, d1) = self.cfg.date_window();
         let span = (d1 - d0).num_days();
