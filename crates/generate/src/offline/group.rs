@@ -61,6 +61,10 @@ fn scrub_city_clashes(
     let n = tables.len();
     for (city, &cid) in city_names.iter().zip(&ctx.cities) {
         for i in 0..n {
+            let own = &tables[i].1.city_specific_preferences[city];
+            if own.attractions.reject_visit.is_empty() && own.food.reject_eat.is_empty() {
+                continue;
+            }
             // a list of every other member's preferences for the city
             let others = |list: fn(&CityPref) -> &Vec<String>| -> Vec<String> {
                 (0..n)
