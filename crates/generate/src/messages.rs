@@ -48,11 +48,24 @@ pub fn items(p: &Preference) -> Vec<Item<'_>> {
         .iter()
         .map(|s| Item::Scalar(*s, s.get(g)))
         .collect();
-    v.extend(p.list_items().map(|i| Item::List {
-        field: i.field,
-        city: i.city.map(short_city_name).unwrap_or_default(),
-        value: i.value,
-    }));
+    // a city's items come together: its short name is found once for them
+    let mut last: Option<(&str, &str)> = None;
+    for i in p.list_items() {
+        let city = match (i.city, last) {
+            (None, _) => "",
+            (Some(c), Some((full, s))) if full == c => s,
+            (Some(c), _) => {
+                let s = short_city_name(c);
+                last = Some((c, s));
+                s
+            }
+        };
+        v.push(Item::List {
+            field: i.field,
+            city,
+            value: i.value,
+        });
+    }
     v
 }
 
