@@ -45,7 +45,7 @@ pub struct Terms {
 /// against three or four sets, and most characters start no term of a set: the map is asked
 /// only where the key's bit is set.
 #[derive(Debug)]
-struct KeyBits(Box<[u64; 64]>);
+pub(crate) struct KeyBits(Box<[u64; 64]>);
 
 impl Default for KeyBits {
     fn default() -> Self {
@@ -58,11 +58,11 @@ impl KeyBits {
         let h = (a as u32).wrapping_mul(0x9E37_79B9) ^ (b as u32).wrapping_mul(0x85EB_CA6B);
         (h >> 20) as usize
     }
-    fn insert(&mut self, key: (char, char)) {
+    pub(crate) fn insert(&mut self, key: (char, char)) {
         let i = Self::bit(key);
         self.0[i / 64] |= 1 << (i % 64);
     }
-    fn may_hold(&self, key: (char, char)) -> bool {
+    pub(crate) fn may_hold(&self, key: (char, char)) -> bool {
         let i = Self::bit(key);
         self.0[i / 64] & (1 << (i % 64)) != 0
     }

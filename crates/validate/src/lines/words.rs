@@ -2,6 +2,7 @@
 //! make a figure a limit, longest first.
 
 use super::*;
+use crate::terms::KeyBits;
 
 /// How firmly a stance is taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,26 +169,23 @@ pub(super) const MARKERS: &[(&str, Marker)] = {
     ]
 };
 
-/// The markers by first character, longest first, with a filter of those characters: read
-/// at every character of a line, and most characters start no marker.
+/// The markers by first character, longest first, with a filter of those characters (keyed
+/// `(first, '\0')`): read at every character of a line, and most characters start no marker.
 struct ByFirst {
     map: HashMap<char, Vec<(&'static str, Marker)>>,
-    firsts: [u64; 64],
+    firsts: KeyBits,
 }
 
 impl ByFirst {
-    fn bit(c: char) -> usize {
-        (c as u32 % 4096) as usize
-    }
     fn get() -> &'static ByFirst {
         static BY_FIRST: OnceLock<ByFirst> = OnceLock::new();
         BY_FIRST.get_or_init(|| {
             let mut map: HashMap<char, Vec<(&str, Marker)>> = HashMap::default();
-            let mut firsts = [0u64; 64];
+            let mut firsts = KeyBits::default();
             for &(w, m) in MARKERS {
                 let first = w.chars().next().expect("a marker is a word");
                 map.entry(first).or_default().push((w, m));
-                firsts[Self::bit(first) / 64] |= 1 << (Self::bit(first) % 64);
+                firsts.insert((first, '\0'));
             }
             for list in map.values_mut() {
                 list.sort_by_key(|(w, _)| std::cmp::Reverse(w.len()));
@@ -201,8 +199,7 @@ impl ByFirst {
 pub(super) fn marker_at(text: &str) -> Option<(usize, Marker)> {
     let by_first = ByFirst::get();
     let first = text.chars().next()?;
-    let bit = ByFirst::bit(first);
-    if by_first.firsts[bit / 64] & (1 << (bit % 64)) == 0 {
+    if !by_first.firsts.may_hold((first, '\0')) {
         return None;
     }
     by_first
