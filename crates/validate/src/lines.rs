@@ -332,7 +332,7 @@ fn read_clause<'a>(
             .may_start(tail)
             .and_then(|key| recognise(sets, tail, key));
         let Some(found) = found else {
-            i += utf8_width(tail.as_bytes()[0]);
+            i += tail.chars().next().map_or(1, char::len_utf8);
             continue;
         };
         let len = found.len;
@@ -370,16 +370,6 @@ fn read_clause<'a>(
         j += tail.chars().next().map_or(1, char::len_utf8);
     }
     c
-}
-
-/// The bytes of the UTF-8 character that starts with byte `b` (of a `str`, so a leading byte).
-fn utf8_width(b: u8) -> usize {
-    match b {
-        0..=0x7F => 1,
-        0x80..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    }
 }
 
 /// Resolve one mention against the speaker's table: the aspect it voices, or its issue.
