@@ -172,7 +172,8 @@ impl CityNames {
     /// inventory name with the same core (黄果树风景名胜区 ~ 黄果树瀑布 needs `lookup`; 长沙橘子洲景区
     /// ~ 橘子洲 resolves here).
     pub fn resolve(&self, name: &str) -> Option<Match> {
-        if self.exact.get(name).is_some_and(|c| c == name) || self.canon.contains(name) {
+        // a name `exact` maps to itself is a canonical name: the set answers both
+        if self.canon.contains(name) {
             return Some(Match::Exact);
         }
         let k = normalize(name);
