@@ -189,7 +189,9 @@ struct Run<'a> {
     loc: [Place; MAX_MEMBERS],
     clock: [u32; MAX_MEMBERS],
     out: PieceEval,
-    acts: &'a mut Vec<Act>,
+    /// every activity (`activities`), or `None` when only the result is wanted
+    acts: Option<&'a mut Vec<Act>>,
+    /// the activities apart from the group, as the split penalty reads them
     parts: &'a mut Vec<(u32, u32, Mask)>,
 }
 
@@ -231,6 +233,22 @@ impl Run<'_> {
         (0..n).filter(move |i| mask >> i & 1 == 1)
     }
 
+    /// Record an activity: apart from the group (not the whole group, not the hotel), it
+    /// counts towards the split penalty.
+    fn act(&mut self, kind: ActKind, start: u32, end: u32, mask: Mask) {
+        if mask != self.inst.all && kind != ActKind::Hotel {
+            self.parts.push((start, end, mask));
+        }
+        if let Some(acts) = &mut self.acts {
+            acts.push(Act {
+                kind,
+                start,
+                end,
+                mask,
+            });
+        }
+    }
+
     /// Move `mask` to `target` (a transfer per place they come from); returns when all are there.
     fn go(&mut self, mask: Mask, target: Place) -> u32 {
         let mut ready = 0;
@@ -252,12 +270,7 @@ impl Run<'_> {
             if from != target {
                 let dur = self.transfer(from, target);
                 arrive = t0 + dur;
-                self.acts.push(Act {
-                    kind: ActKind::Transfer(from, target),
-                    start: t0,
-                    end: arrive,
-                    mask: group,
-                });
+                self.act(ActKind::Transfer(from, target), t0, arrive, group);
                 for i in self.members(group) {
                     self.out.members[i].active += dur;
                 }
@@ -338,16 +351,12 @@ impl Run<'_> {
             let Some((start, end)) = self.schedule(item, ready) else {
                 return false;
             };
-            self.acts.push(Act {
-                kind: match item {
-                    Item::Sight(s) | Item::Brief(s) => ActKind::Sight(s),
-                    Item::Meal(f, _) => ActKind::Meal(f),
-                    Item::Rest => ActKind::Rest,
-                },
-                start,
-                end,
-                mask,
-            });
+            let kind = match item {
+                Item::Sight(s) | Item::Brief(s) => ActKind::Sight(s),
+                Item::Meal(f, _) => ActKind::Meal(f),
+                Item::Rest => ActKind::Rest,
+            };
+            self.act(kind, start, end, mask);
             self.credit(mask, item);
             for i in self.members(mask) {
                 self.clock[i] = end;
@@ -357,12 +366,7 @@ impl Run<'_> {
         for &(mask, _) in teams.iter().filter(|(m, i)| *m != 0 && *i == Item::Rest) {
             let from = self.members(mask).map(|i| self.clock[i]).max().unwrap_or(0);
             if until > from {
-                self.acts.push(Act {
-                    kind: ActKind::Rest,
-                    start: from,
-                    end: until,
-                    mask,
-                });
+                self.act(ActKind::Rest, from, until, mask);
                 for i in self.members(mask) {
                     self.clock[i] = until;
                 }
@@ -372,21 +376,22 @@ impl Run<'_> {
     }
 }
 
-/// What a run writes besides its result: the activities, and those apart from the group.
+/// What a run writes besides its result: the activities apart from the group (the split
+/// penalty's input), and every activity when they are wanted (`activities`: `Some`).
 #[derive(Default)]
 struct Buffers {
-    acts: Vec<Act>,
+    acts: Option<Vec<Act>>,
     parts: Vec<(u32, u32, Mask)>,
 }
 
-/// A run between two slots: all it needs to carry on. Its activities so far are the first
-/// `acts` of its program's.
+/// A run between two slots: all it needs to carry on. Its activities apart from the group so
+/// far are the first `parts` of its program's.
 #[derive(Clone)]
 struct Mark {
     loc: [Place; MAX_MEMBERS],
     clock: [u32; MAX_MEMBERS],
     out: PieceEval,
-    acts: usize,
+    parts: usize,
 }
 
 /// A program's run, marked before each slot it reached and after the last. A run is a
@@ -396,7 +401,7 @@ struct Mark {
 #[derive(Default)]
 pub struct Prefix {
     marks: Vec<Mark>,
-    acts: Vec<Act>,
+    parts: Vec<(u32, u32, Mask)>,
 }
 
 impl Prefix {
@@ -404,8 +409,8 @@ impl Prefix {
     pub fn record(&mut self, inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) {
         self.marks.clear();
         let mut b = Buffers {
-            acts: std::mem::take(&mut self.acts),
-            parts: Vec::new(),
+            acts: None,
+            parts: std::mem::take(&mut self.parts),
         };
         run(
             inst,
@@ -415,7 +420,7 @@ impl Prefix {
             &mut b,
             Start::Marking(&mut self.marks),
         );
-        self.acts = b.acts;
+        self.parts = b.parts;
     }
 }
 
@@ -423,7 +428,7 @@ impl Prefix {
 enum Start<'p> {
     Fresh,
     Marking(&'p mut Vec<Mark>),
-    /// after the first slots the program shares with the prefix's
+    /// after the first slots the program shares with the prefix's (no activities are kept)
     After(&'p Prefix, usize),
 }
 
@@ -432,7 +437,8 @@ thread_local! {
 }
 
 /// Run a piece's program: what it is worth (the search keeps thousands of these per task, so
-/// they hold no activities; a run writes them to buffers kept per thread).
+/// they hold no activities; a run writes those apart from the group to a buffer kept per
+/// thread).
 pub fn simulate(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> PieceEval {
     BUFFERS.with_borrow_mut(|b| run(inst, frame, piece, program, b, Start::Fresh))
 }
@@ -452,9 +458,12 @@ pub fn simulate_after(
 
 /// The activities of a piece's program, for the plan written out.
 pub fn activities(inst: &Instance, frame: &Frame, piece: usize, program: &[Slot]) -> Vec<Act> {
-    let mut b = Buffers::default();
+    let mut b = Buffers {
+        acts: Some(Vec::new()),
+        parts: Vec::new(),
+    };
     run(inst, frame, piece, program, &mut b, Start::Fresh);
-    b.acts
+    b.acts.unwrap_or_default()
 }
 
 impl Run<'_> {
@@ -463,7 +472,7 @@ impl Run<'_> {
             loc: self.loc,
             clock: self.clock,
             out: self.out.clone(),
-            acts: self.acts.len(),
+            parts: self.parts.len(),
         }
     }
 }
@@ -478,7 +487,10 @@ fn run(
     mut from: Start,
 ) -> PieceEval {
     let Buffers { acts, parts } = buffers;
-    acts.clear();
+    if let Some(acts) = acts {
+        acts.clear();
+    }
+    parts.clear();
     let p = &frame.pieces[piece];
     let start_at = match p.start_at {
         Anchor::Hotel => Place::Hotel,
@@ -507,7 +519,7 @@ fn run(
         loc: [start_at; MAX_MEMBERS],
         clock: [p.start; MAX_MEMBERS],
         out,
-        acts,
+        acts: acts.as_mut(),
         parts,
     };
     // the last mark at or before the slots shared: a program's run stops at its first slot
@@ -519,7 +531,7 @@ fn run(
         first = shared.min(last);
         let m = &prefix.marks[first];
         (run.loc, run.clock, run.out) = (m.loc, m.clock, m.out.clone());
-        run.acts.extend_from_slice(&prefix.acts[..m.acts]);
+        run.parts.extend_from_slice(&prefix.parts[..m.parts]);
     }
     for s in &program[first..] {
         if let Start::Marking(marks) = &mut from {
@@ -541,23 +553,10 @@ fn run(
         return run.out;
     }
     if p.end_at == Anchor::Hotel {
-        run.acts.push(Act {
-            kind: ActKind::Hotel,
-            start: ready,
-            end: model::HOTEL_CHECKOUT,
-            mask: inst.all,
-        });
+        run.act(ActKind::Hotel, ready, model::HOTEL_CHECKOUT, inst.all);
     }
-    let apart = |a: &&Act| a.mask != inst.all && a.kind != ActKind::Hotel;
     // fewer than two acts apart cost nothing (most pieces keep the group together)
-    if run.acts.iter().filter(apart).nth(1).is_some() {
-        run.parts.clear();
-        let parts = run
-            .acts
-            .iter()
-            .filter(apart)
-            .map(|a| (a.start, a.end, a.mask));
-        run.parts.extend(parts);
+    if run.parts.len() > 1 {
         run.out.split = mask_split_penalty(run.parts);
     }
     run.out.ok = true;
