@@ -15,7 +15,7 @@ pub fn split_penalty<T: Ord + Clone>(
     disjoint: impl Fn(&T, &T) -> bool,
 ) -> i64 {
     sweep(acts, |slot| {
-        slot_penalty(|x| &acts[slot[x].2].2, slot.len(), &disjoint)
+        slot_penalty(|x| &acts[index(slot[x])].2, slot.len(), &disjoint)
     })
 }
 
@@ -26,8 +26,8 @@ pub fn mask_split_penalty(acts: &[(u32, u32, u8)]) -> i64 {
     sweep(acts, |slot| {
         let mut seen = [0u64; 4];
         let (mut distinct, mut union, mut members) = (0, 0u8, 0);
-        for &(_, _, i) in slot {
-            let m = acts[i].2;
+        for &key in slot {
+            let m = acts[index(key)].2;
             let (word, bit) = (usize::from(m / 64), 1u64 << (m % 64));
             if seen[word] & bit == 0 {
                 seen[word] |= bit;
@@ -43,28 +43,29 @@ pub fn mask_split_penalty(acts: &[(u32, u32, u8)]) -> i64 {
     })
 }
 
-/// The slots of `acts` (the connected components of the overlap graph), each as its
-/// (start, end, index) in order of start, costed by `cost` and summed.
+/// The slots of `acts` (the connected components of the overlap graph), each as the keys
+/// (`key`: start, then index) of its intervals in order of start, costed by `cost` and summed.
 ///
 /// The release grows each slot by repeated scans; here the intervals are swept in order of
 /// their start, which finds the same slots in O(n log n): sorted by start, an interval
-/// overlaps the slot so far exactly when it starts before the slot's latest end. An empty or
-/// reversed interval overlaps nothing.
-fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[(u32, u32, usize)]) -> i64) -> i64 {
-    // (start, end, index) of the forward intervals, on the stack for the usual handful
-    const ON_STACK: usize = 32;
+/// overlaps the slot so far exactly when it starts before the slot's latest end. Intervals
+/// that start together always share a slot (each one is non-empty), so their order among
+/// themselves does not matter. An empty or reversed interval overlaps nothing.
+fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[u64]) -> i64) -> i64 {
+    // the keys of the forward intervals, on the stack for the usual handful
+    const ON_STACK: usize = 128;
     let forward = acts.iter().enumerate().filter(|(_, a)| a.1 > a.0);
-    let mut stack = [(0, 0, 0); ON_STACK];
+    let mut stack = [0; ON_STACK];
     let mut heap = Vec::new();
-    let order: &mut [(u32, u32, usize)] = if acts.len() <= ON_STACK {
+    let order: &mut [u64] = if acts.len() <= ON_STACK {
         let mut n = 0;
         for (i, a) in forward {
-            stack[n] = (a.0, a.1, i);
+            stack[n] = key(a.0, i);
             n += 1;
         }
         &mut stack[..n]
     } else {
-        heap.extend(forward.map(|(i, a)| (a.0, a.1, i)));
+        heap.extend(forward.map(|(i, a)| key(a.0, i)));
         &mut heap
     };
     if order.len() < 2 {
@@ -75,10 +76,10 @@ fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[(u32, u32, usize)]) -> i64) 
     let mut penalty = 0;
     let mut k = 0;
     while k < order.len() {
-        let mut end = order[k].1;
+        let mut end = acts[index(order[k])].1;
         let mut j = k + 1;
-        while j < order.len() && order[j].0 < end {
-            end = end.max(order[j].1);
+        while j < order.len() && ((order[j] >> 32) as u32) < end {
+            end = end.max(acts[index(order[j])].1);
             j += 1;
         }
         if j - k > 1 {
@@ -87,6 +88,17 @@ fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[(u32, u32, usize)]) -> i64) 
         k = j;
     }
     penalty
+}
+
+/// An interval's sort key: its start, then its index in the block (one word, so that the
+/// sort compares once; a block of 2^32 activities could not be held in memory).
+fn key(start: u32, i: usize) -> u64 {
+    (u64::from(start) << 32) | (i as u64 & u64::from(u32::MAX))
+}
+
+/// The index in the block of an interval's key.
+fn index(key: u64) -> usize {
+    (key & u64::from(u32::MAX)) as usize
 }
 
 /// One slot's cost (the teams `team(0..len)`): (distinct teams − 1) when there are several

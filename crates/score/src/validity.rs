@@ -414,13 +414,14 @@ fn participants(plan: &Value, cx: &mut Ctx) {
             };
             let city = text(seg, "city");
             for a in acts.iter().filter(|a| kind(a) != "hotel") {
-                let what = format!("({city}): {} '{}'", kind(a), label(a));
+                // the activity as a finding names it (built only for a finding)
+                let what = || format!("({city}): {} '{}'", kind(a), label(a));
                 match get(a, "participants") {
                     None | Some(Value::Null) => {}
                     Some(Value::Array(l)) if l.is_empty() => cx.push(
                         "invalid_participants",
                         day,
-                        format!("{what} 的 participants 为空列表"),
+                        format!("{} 的 participants 为空列表", what()),
                     ),
                     Some(Value::Array(l)) => {
                         for n in l {
@@ -432,7 +433,8 @@ fn participants(plan: &Value, cx: &mut Ctx) {
                                     "invalid_participants",
                                     day,
                                     format!(
-                                        "{what} 的参与者 '{}' 不在用户列表中",
+                                        "{} 的参与者 '{}' 不在用户列表中",
+                                        what(),
                                         n.as_str().map_or_else(|| n.to_string(), str::to_string)
                                     ),
                                 );
@@ -442,7 +444,7 @@ fn participants(plan: &Value, cx: &mut Ctx) {
                     Some(_) => cx.push(
                         "invalid_participants",
                         day,
-                        format!("{what} 的 participants 不是列表"),
+                        format!("{} 的 participants 不是列表", what()),
                     ),
                 }
             }
