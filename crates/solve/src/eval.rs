@@ -12,7 +12,7 @@
 //! `Partial`: the plan's sums over the other pieces, kept once, plus the candidate's own.
 
 use super::frame::{Frame, Piece};
-use super::instance::{Instance, MAX_DAYS, MAX_DESTINATIONS};
+use super::instance::{Instance, Items, MAX_DAYS, MAX_DESTINATIONS};
 use super::sim::{MemberPiece, PieceEval};
 use gtb_core::task::Intensity;
 use gtb_score::compromise::MAX_PER_USER;
@@ -69,6 +69,13 @@ impl Eval {
             -self.stand_ins,
             -self.cost,
         )
+    }
+    /// The plan's sums without the members' evaluations.
+    fn sums(&self) -> Eval {
+        Eval {
+            members: Vec::new(),
+            ..*self
+        }
     }
     pub fn better(&self, other: &Eval) -> bool {
         self.key() > other.key()
@@ -248,7 +255,8 @@ pub fn floor(inst: &Instance, frame: &Frame) -> (i64, i64) {
 /// ranked by adding their own terms alone: `rank` of the plan with the piece swapped, in
 /// time that does not grow with the other pieces.
 pub struct Partial {
-    piece: usize,
+    /// the piece's destination
+    dest: usize,
     terms: Eval,
     members: Vec<Rest>,
 }
@@ -268,6 +276,13 @@ struct Rest {
     active: u32,
     /// the caps exceeded on the other days
     over: Over,
+    /// the member's must items of the piece's destination, caps, budget and firmness
+    /// (copied here: the rank reads them for every candidate)
+    visit_all: Items,
+    eat_all: Items,
+    caps: Caps,
+    budget: u32,
+    firm: bool,
 }
 
 impl Partial {
@@ -296,9 +311,11 @@ impl Partial {
                     me.value += c[d].terms(inst, i, d, &mut tally);
                 }
                 let mut over = Over::default();
-                let it = &inst.members[i].pref.global_constraints.intensity;
+                let m = &inst.members[i];
+                let g = &m.pref.global_constraints;
+                let caps = Caps::of(&g.intensity);
                 for day in (0..inst.days as usize).filter(|&day| day != p.day) {
-                    me.value += over.day(it, me.pois[day], me.active[day]);
+                    me.value += over.day(caps, me.pois[day], me.active[day]);
                 }
                 transport_terms(frame, i, &mut tally);
                 Rest {
@@ -309,34 +326,38 @@ impl Partial {
                     pois: me.pois[p.day],
                     active: me.active[p.day],
                     over,
+                    visit_all: inst.must_visit_all(i, p.dest),
+                    eat_all: inst.must_eat_all(i, p.dest),
+                    caps,
+                    budget: g.avg_budget,
+                    firm: m.firm,
                 }
             })
             .collect();
         Partial {
-            piece,
+            dest: p.dest,
             terms,
             members,
         }
     }
 
     /// `rank` of the plan with this piece's simulation `ev`.
-    pub fn rank(&self, inst: &Instance, frame: &Frame, ev: &PieceEval) -> Key {
-        let mut e = self.terms.clone();
+    pub fn rank(&self, ev: &PieceEval) -> Key {
+        let mut e = self.terms.sums();
         e.add_piece(ev);
-        let p = &frame.pieces[self.piece];
-        for (i, m) in inst.members.iter().enumerate() {
-            let (r, mp) = (&self.members[i], &ev.members[i]);
-            let g = &m.pref.global_constraints;
+        for (r, mp) in self.members.iter().zip(&ev.members) {
             let mut tally = r.tally;
             let mut cover = r.cover;
             cover.add(mp);
             let mut over = r.over;
-            let mut value = r.value + mp.value as i64 + cover.terms(inst, i, p.dest, &mut tally);
-            value += over.day(&g.intensity, r.pois + mp.pois, r.active + mp.active);
+            let (must, eat) = (r.visit_all, r.eat_all);
+            let mut value =
+                r.value + mp.value as i64 + cover.terms_of(self.dest, must, eat, &mut tally);
+            value += over.day(r.caps, r.pois + mp.pois, r.active + mp.active);
             over.push(&mut tally);
             let cost = r.cost + mp.food;
-            value += budget_terms(g.avg_budget, cost, &mut tally);
-            e.add_member(value, cost, tally.charge(m.firm));
+            value += budget_terms(r.budget, cost, &mut tally);
+            e.add_member(value, cost, tally.charge(r.firm));
         }
         e.total -= e.split;
         e.key()
@@ -367,8 +388,14 @@ impl Cover {
     /// Member `i`'s terms of destination `d`: ±2 per must / rejected sight seen (once each),
     /// and the must sights and dishes missed and rejected ones taken as broken fields.
     fn terms(&self, inst: &Instance, i: usize, d: usize, broken: &mut impl Breaks) -> i64 {
+        let (must, eat) = (inst.must_visit_all(i, d), inst.must_eat_all(i, d));
+        self.terms_of(d, must, eat, broken)
+    }
+
+    /// `terms`, given the member's must_visit and must_eat items of the destination.
+    fn terms_of(&self, d: usize, must: Items, eat: Items, broken: &mut impl Breaks) -> i64 {
         let value = 2 * self.must.count_ones() as i64 - 2 * self.reject.count_ones() as i64;
-        let missing = (inst.must_visit_all(i, d) & !self.must).count_ones() as i64;
+        let missing = (must & !self.must).count_ones() as i64;
         if missing > 0 {
             broken.push(Field::MustVisit(d), BREACH * missing);
         }
@@ -376,7 +403,7 @@ impl Cover {
             let seen = self.reject.count_ones() as i64;
             broken.push(Field::RejectVisit(d), BREACH * seen);
         }
-        let missing = (inst.must_eat_all(i, d) & !self.eat).count_ones() as i64;
+        let missing = (eat & !self.eat).count_ones() as i64;
         if missing > 0 {
             broken.push(Field::MustEat(d), BREACH * missing);
         }
@@ -394,10 +421,26 @@ struct Over {
     min: i64,
 }
 
+/// A member's daily caps (0: none): attractions and active hours.
+#[derive(Clone, Copy)]
+struct Caps {
+    poi: u32,
+    hours: u32,
+}
+
+impl Caps {
+    fn of(it: &Intensity) -> Caps {
+        Caps {
+            poi: it.max_poi_per_day,
+            hours: it.max_active_hours,
+        }
+    }
+}
+
 impl Over {
     /// One day's attractions and active minutes against the caps: −2 per cap exceeded.
-    fn day(&mut self, it: &Intensity, pois: u32, active: u32) -> i64 {
-        let (max_poi, max_h) = (it.max_poi_per_day, it.max_active_hours);
+    fn day(&mut self, caps: Caps, pois: u32, active: u32) -> i64 {
+        let (max_poi, max_h) = (caps.poi, caps.hours);
         let mut value = 0;
         if max_poi > 0 && pois > max_poi {
             value -= 2;
@@ -469,8 +512,9 @@ fn member_finish(
         me.value += c.terms(inst, i, d, broken);
     }
     let mut over = Over::default();
+    let caps = Caps::of(&g.intensity);
     for day in 0..inst.days as usize {
-        me.value += over.day(&g.intensity, me.pois[day], me.active[day]);
+        me.value += over.day(caps, me.pois[day], me.active[day]);
     }
     over.push(broken);
     me.value += budget_terms(g.avg_budget, me.cost, broken);

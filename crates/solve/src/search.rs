@@ -390,7 +390,7 @@ impl<'a, 's> Search<'a, 's> {
             let (inst, frame) = (self.inst, self.frame);
             let partial = self.partials.of[p]
                 .get_or_insert_with(|| Partial::new(inst, frame, &st.hotels, &st.evals, p));
-            let k = partial.rank(inst, frame, &ev);
+            let k = partial.rank(&ev);
             if k > bar {
                 bar = k;
                 best = Some((k, p, id));
