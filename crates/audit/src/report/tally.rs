@@ -31,14 +31,23 @@ pub struct Tally {
     compromisable: u64,
     budgets: BTreeMap<u32, u64>,
     conflict_tasks: [u64; 3],
-    /// per kind: city (or "") → item → tasks where that item clashes
-    clashes: [Nested; 3],
+    /// per kind: (city or "", item) → tasks where that item clashes
+    clashes: [HashMap<(String, String), u64>; 3],
     destinations: HashMap<String, u64>,
     departures: HashMap<String, u64>,
     /// city → POI → mentions in must_visit lists
-    must_visit: Nested,
+    must_visit: HashMap<String, HashMap<String, u64>>,
     bad: Vec<BadLine>,
     bad_count: u64,
+}
+
+fn bump<K: Eq + Hash + Clone>(m: &mut HashMap<K, u64>, k: &K, by: u64) {
+    match m.get_mut(k) {
+        Some(c) => *c += by,
+        None => {
+            m.insert(k.clone(), by);
+        }
+    }
 }
 
 fn bump_str(m: &mut HashMap<String, u64>, k: &str) {
@@ -54,23 +63,6 @@ fn merge_hash<K: Eq + Hash>(a: &mut HashMap<K, u64>, b: HashMap<K, u64>) {
     for (k, v) in b {
         *a.entry(k).or_insert(0) += v;
     }
-}
-
-fn merge_nested(a: &mut Nested, b: Nested) {
-    for (k, m) in b {
-        merge_hash(a.entry(k).or_default(), m);
-    }
-}
-
-/// Counts per key, then per item (clashes, must_visit mentions).
-type Nested = HashMap<String, HashMap<String, u64>>;
-
-/// The counts of `key` in a nested map (made when new; the key is copied only then).
-fn per_key<'m>(m: &'m mut Nested, key: &str) -> &'m mut HashMap<String, u64> {
-    if !m.contains_key(key) {
-        m.insert(key.to_string(), HashMap::default());
-    }
-    m.get_mut(key).expect("inserted above")
 }
 
 fn merge_btree<K: Ord>(a: &mut BTreeMap<K, u64>, b: BTreeMap<K, u64>) {
@@ -138,7 +130,11 @@ impl Tally {
             for item in p.list_items() {
                 self.fields[item.field as usize] += 1;
                 if let (ListField::MustVisit, Some(city)) = (item.field, item.city) {
-                    bump_str(per_key(&mut self.must_visit, city), item.value);
+                    let per_city = match self.must_visit.get_mut(city) {
+                        Some(m) => m,
+                        None => self.must_visit.entry(city.to_string()).or_default(),
+                    };
+                    bump_str(per_city, item.value);
                 }
             }
             let pts = p.atomic_points() as u64;
@@ -183,7 +179,7 @@ impl Tally {
             for (k, items) in [(0, a), (1, f)] {
                 found[k] |= !items.is_empty();
                 for item in items {
-                    bump_str(per_key(&mut self.clashes[k], city), item);
+                    bump(&mut self.clashes[k], &(city.clone(), item.to_string()), 1);
                 }
             }
         }
@@ -193,7 +189,7 @@ impl Tally {
         });
         found[2] = !tr.is_empty();
         for item in tr {
-            bump_str(per_key(&mut self.clashes[2], ""), item);
+            bump(&mut self.clashes[2], &(String::new(), item.to_string()), 1);
         }
         for (k, f) in found.iter().enumerate() {
             self.conflict_tasks[k] += *f as u64;
@@ -235,11 +231,13 @@ impl Tally {
             self.conflict_tasks[k] += o.conflict_tasks[k];
         }
         for (a, b) in self.clashes.iter_mut().zip(o.clashes) {
-            merge_nested(a, b);
+            merge_hash(a, b);
         }
         merge_hash(&mut self.destinations, o.destinations);
         merge_hash(&mut self.departures, o.departures);
-        merge_nested(&mut self.must_visit, o.must_visit);
+        for (city, m) in o.must_visit {
+            merge_hash(self.must_visit.entry(city).or_default(), m);
+        }
         self.bad.extend(o.bad);
         self.bad_count += o.bad_count;
         self
@@ -339,7 +337,7 @@ impl Tally {
                 kind: kind.to_string(),
                 tasks: self.conflict_tasks[k],
                 share: share(self.conflict_tasks[k], self.tasks),
-                top: top(&flatten(&self.clashes[k]), TOP)
+                top: top(&self.clashes[k], TOP)
                     .into_iter()
                     .map(|((city, item), n)| Counted {
                         item,
@@ -351,10 +349,14 @@ impl Tally {
             .collect()
     }
 
-    /// Destinations, departures and the must-visit POIs.
+    /// Destinations, departures and the must-visit POIs (the tally's must-visit counts are
+    /// taken).
     fn diversity(&mut self) -> Diversity {
         let dest_counts: Vec<u64> = self.destinations.values().copied().collect();
-        let must_visit = flatten(&self.must_visit);
+        let must_visit: HashMap<(String, String), u64> = std::mem::take(&mut self.must_visit)
+            .into_iter()
+            .flat_map(|(city, m)| m.into_iter().map(move |(poi, n)| ((city.clone(), poi), n)))
+            .collect();
         let must_total: u64 = must_visit.values().sum();
         let top_pois: Vec<Counted> = top(&must_visit, TOP)
             .into_iter()
@@ -416,16 +418,6 @@ fn cross_tab<K: Clone + Ord>(
 }
 
 /// The `n` most frequent keys, count descending then key ascending.
-/// A nested map's counts keyed by (key, item).
-fn flatten(m: &Nested) -> HashMap<(String, String), u64> {
-    let pairs = m
-        .iter()
-        .flat_map(|(k, items)| items.iter().map(move |(i, &n)| ((k, i), n)));
-    pairs
-        .map(|((k, i), n)| ((k.clone(), i.clone()), n))
-        .collect()
-}
-
 fn top<K: Ord + Clone>(m: &HashMap<K, u64>, n: usize) -> Vec<(K, u64)> {
     let mut v: Vec<(&K, u64)> = m.iter().map(|(k, &c)| (k, c)).collect();
     v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
