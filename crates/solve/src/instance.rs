@@ -127,6 +127,22 @@ pub const MAX_DAYS: usize = 16;
 /// Members of a group the solver handles.
 pub const MAX_MEMBERS: usize = 8;
 
+/// The members of a mask in task order (`Instance::members_of`): its set bits, lowest first.
+#[derive(Clone, Copy)]
+pub struct Members(Mask);
+
+impl Iterator for Members {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+}
+
 /// Why a task cannot even be set up.
 pub fn setup_error(task: &Task, res: &Resources) -> Option<String> {
     let m = &task.metadata;
@@ -273,6 +289,11 @@ impl<'a> Instance<'a> {
 
     pub fn n(&self) -> usize {
         self.members.len()
+    }
+
+    /// The members of a mask (those of the group), in task order.
+    pub fn members_of(&self, mask: Mask) -> Members {
+        Members(mask & self.all)
     }
 
     /// The members of a mask, in task order.

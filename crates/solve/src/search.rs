@@ -11,7 +11,7 @@
 //! candidate tried, cached or not, so the search takes the same path as without the cache.
 
 use super::frame::{Frame, Need};
-use super::instance::{Hotel, Instance, Items, MAX_MEMBERS, Mask};
+use super::instance::{Hotel, Instance, Items, MAX_MEMBERS, Mask, Members};
 use super::model::MealKind;
 use super::sim::{Item, PieceEval, Prefix, Slot, simulate, simulate_after};
 use super::sims::{Edit, Sims};
@@ -276,9 +276,8 @@ impl<'a, 's> Search<'a, 's> {
         })
     }
 
-    pub(super) fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
-        let n = self.inst.n();
-        (0..n).filter(move |i| mask >> i & 1 == 1)
+    pub(super) fn members(&self, mask: Mask) -> Members {
+        self.inst.members_of(mask)
     }
 
     /// The members of `among` for whom `f` holds, as a mask.

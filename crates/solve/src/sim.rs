@@ -4,7 +4,7 @@
 //! to the end place in time. It also sums what the piece is worth to each member.
 
 use super::frame::{Anchor, Frame, Need, Piece};
-use super::instance::{Instance, Items, MAX_MEMBERS, Mask};
+use super::instance::{Instance, Items, MAX_MEMBERS, Mask, Members};
 use super::model::{self, MealKind, up5};
 use gtb_score::split::mask_split_penalty;
 
@@ -228,9 +228,8 @@ impl Run<'_> {
         }
     }
 
-    fn members(&self, mask: Mask) -> impl Iterator<Item = usize> + use<> {
-        let n = self.inst.n();
-        (0..n).filter(move |i| mask >> i & 1 == 1)
+    fn members(&self, mask: Mask) -> Members {
+        self.inst.members_of(mask)
     }
 
     /// Record an activity: apart from the group (not the whole group, not the hotel), it
@@ -266,16 +265,14 @@ impl Run<'_> {
                     t0 = t0.max(self.clock[i]);
                 }
             }
-            let mut arrive = t0;
+            let mut dur = 0;
             if from != target {
-                let dur = self.transfer(from, target);
-                arrive = t0 + dur;
-                self.act(ActKind::Transfer(from, target), t0, arrive, group);
-                for i in self.members(group) {
-                    self.out.members[i].active += dur;
-                }
+                dur = self.transfer(from, target);
+                self.act(ActKind::Transfer(from, target), t0, t0 + dur, group);
             }
+            let arrive = t0 + dur;
             for i in self.members(group) {
+                self.out.members[i].active += dur;
                 self.loc[i] = target;
                 self.clock[i] = arrive;
             }
