@@ -16,7 +16,7 @@ use serde_json::Value;
 fn label(inst: &Instance, frame: &Frame, st: &State, dest: usize, p: Place) -> String {
     let d = &inst.dest[dest];
     match p {
-        Place::Terminal(leg) => model::terminal(inst.res, d.id, frame.mode(inst, leg)),
+        Place::Terminal(leg) => model::terminal(inst.res, d.id, frame.mode(inst, usize::from(leg))),
         Place::Hotel => d.hotels[st.hotels[dest]].location.to_string(),
         Place::Sight(s) => d.sights[s as usize].name.to_string(),
         Place::Meal(m) => d.meals[m as usize].location.to_string(),

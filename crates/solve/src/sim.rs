@@ -125,10 +125,23 @@ impl Slot {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
-    Terminal(usize),
+    /// the terminal of a leg (its index: a task has at most `MAX_DESTINATIONS` + 1 legs, so a
+    /// place is one word for the simulation's per-member copies and comparisons)
+    Terminal(u8),
     Hotel,
     Sight(u16),
     Meal(u16),
+}
+
+impl Place {
+    /// Where a piece starts or ends.
+    fn at(anchor: Anchor) -> Place {
+        match anchor {
+            Anchor::Hotel => Place::Hotel,
+            // legs are few (`instance::setup_error` refuses more cities than the tables hold)
+            Anchor::Terminal(leg) => Place::Terminal(leg as u8),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,7 +227,7 @@ impl Run<'_> {
         };
         let ride = self.inst.ride(self.piece.dest, sight(a), sight(b));
         let terminal = [a, b].iter().find_map(|p| match p {
-            Place::Terminal(leg) => Some(self.frame.mode(self.inst, *leg)),
+            Place::Terminal(leg) => Some(self.frame.mode(self.inst, usize::from(*leg))),
             _ => None,
         });
         match terminal.map(|m| (m, model::access(m).0)) {
@@ -489,10 +502,7 @@ fn run(
     }
     parts.clear();
     let p = &frame.pieces[piece];
-    let start_at = match p.start_at {
-        Anchor::Hotel => Place::Hotel,
-        Anchor::Terminal(leg) => Place::Terminal(leg),
-    };
+    let start_at = Place::at(p.start_at);
     let out = PieceEval {
         ok: false,
         members: [MemberPiece::default(); MAX_MEMBERS],
@@ -541,10 +551,7 @@ fn run(
     if let Start::Marking(marks) = &mut from {
         marks.push(run.mark());
     }
-    let end_at = match p.end_at {
-        Anchor::Hotel => Place::Hotel,
-        Anchor::Terminal(leg) => Place::Terminal(leg),
-    };
+    let end_at = Place::at(p.end_at);
     let ready = run.go(inst.all, end_at);
     if ready > p.end_limit {
         return run.out;
