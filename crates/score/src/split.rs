@@ -71,8 +71,7 @@ fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[u64]) -> i64) -> i64 {
     if order.len() < 2 {
         return 0;
     }
-    // keys are distinct (the index ends them): unstable sorts the same
-    order.sort_unstable();
+    sort_keys(order);
     let mut penalty = 0;
     let mut k = 0;
     while k < order.len() {
@@ -88,6 +87,26 @@ fn sweep<T>(acts: &[(u32, u32, T)], cost: impl Fn(&[u64]) -> i64) -> i64 {
         k = j;
     }
     penalty
+}
+
+/// Sort distinct keys. A block's activities come nearly in order of start (listed by time,
+/// the teams of a slot side by side), so a short list is sorted by insertion, about one
+/// comparison a key when already in order; a long one by `sort_unstable`.
+fn sort_keys(keys: &mut [u64]) {
+    const SHORT: usize = 64;
+    if keys.len() > SHORT {
+        keys.sort_unstable();
+        return;
+    }
+    for i in 1..keys.len() {
+        let k = keys[i];
+        let mut j = i;
+        while j > 0 && keys[j - 1] > k {
+            keys[j] = keys[j - 1];
+            j -= 1;
+        }
+        keys[j] = k;
+    }
 }
 
 /// An interval's sort key: its start, then its index in the block (one word, so that the
@@ -200,6 +219,23 @@ mod tests {
         // three teams: 2
         let acts = [(600, 700, 1u8), (600, 700, 2), (650, 720, 4)];
         assert_eq!(split_penalty(&acts, d), 2);
+    }
+
+    #[test]
+    fn sort_keys_sorts_short_and_long_lists() {
+        let mut x: u64 = 99;
+        for len in [0, 1, 2, 5, 17, 64, 65, 200] {
+            let mut keys: Vec<u64> = (0..len)
+                .map(|i| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    key((x >> 40) as u32 % 50, i)
+                })
+                .collect();
+            let mut want = keys.clone();
+            want.sort_unstable();
+            sort_keys(&mut keys);
+            assert_eq!(keys, want, "{len} keys");
+        }
     }
 
     /// A slot's cost as the release states it: distinct teams sorted and deduplicated, then
