@@ -296,12 +296,10 @@ impl<'a> Instance<'a> {
         Members(mask & self.all)
     }
 
-    /// The members of a mask, in task order.
+    /// The names of a mask's members, in task order.
     pub fn names(&self, mask: Mask) -> Vec<&'a str> {
-        (0..self.n())
-            .filter(|i| mask >> i & 1 == 1)
-            .map(|i| self.members[i].name)
-            .collect()
+        let members = self.members_of(mask);
+        members.map(|i| self.members[i].name).collect()
     }
 
     /// The members who cannot yield.
