@@ -171,13 +171,7 @@ impl<'a, 's> Search<'a, 's> {
     /// rejects it; then by worth, named over stand-in, cheaper.
     pub(super) fn default_meal(&self, dest: usize) -> Option<u16> {
         let d = &self.inst.dest[dest];
-        let firm: Mask = self
-            .inst
-            .members
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.firm)
-            .fold(0, |a, (i, _)| a | 1 << i);
+        let firm = self.inst.firm();
         (0..d.meals.len())
             .filter(|&m| d.meals[m].rejected & firm == 0)
             .max_by_key(|&m| {
