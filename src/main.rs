@@ -11,10 +11,9 @@ mod settings;
 use clap::Parser;
 use std::process::ExitCode;
 
-// the global allocator (mimalloc), declared in an optimised crate
-use gtb_alloc as _;
-
+// the global allocator (mimalloc) is declared in an optimised crate, gtb_alloc
 fn main() -> ExitCode {
+    gtb_alloc::init();
     let cli = args::Cli::parse();
     let run = settings::Settings::resolve(cli).and_then(|s| {
         if s.cfg.run.threads > 0 {

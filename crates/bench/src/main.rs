@@ -38,9 +38,6 @@ mod transport;
 mod validate;
 mod world;
 
-// the gtb binary's allocator, so that in-process runs measure as `gtb` does
-use gtb_alloc as _;
-
 use gtb_core::config::Config;
 use std::time::Instant;
 
@@ -101,6 +98,8 @@ usage: gtb-bench [--large]        every section (--large adds the 100,000-task r
 Run it from the project root (it reads gtb.toml), as `make bench` does.";
 
 fn main() -> std::process::ExitCode {
+    // the gtb binary's allocator and its set-up, so that in-process runs measure as `gtb` does
+    gtb_alloc::init();
     match run(std::env::args().collect()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
