@@ -7,6 +7,7 @@
 // the same allocator as the gtb binary, so that in-process builds measure alike
 use gtb_alloc as _;
 
+mod allocator;
 mod architecture;
 mod audit;
 mod build_pipeline;
