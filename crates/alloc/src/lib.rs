@@ -20,8 +20,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// 0.65–0.70 s without them; its generate stage went from 8.7–9.5 s to 7.0–8.2 s.
 ///
 /// The kernel reads the flag at each fault, so the arena mimalloc reserved before `main` is
-/// covered too. Child processes inherit it (`prctl(2)`): gtb starts none, and gtb-bench's are
-/// gtb itself.
+/// covered too. Child processes inherit it (`prctl(2)`): gtb starts none; gtb-bench starts gtb and
+/// its fake LLM server.
 pub fn init() {
     #[cfg(target_os = "linux")]
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
