@@ -15,13 +15,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// mimalloc asks the kernel for huge pages on its arenas (`madvise(MADV_HUGEPAGE)`), and the
 /// witness search frees and takes pages at a high rate: with huge pages, each fresh page was a
-/// 2 MiB fault zeroed by the kernel. A 3,000-task witness build on 2 threads spent 3.6–4.0 s of
-/// system time in those faults (`clear_page_erms` under `do_huge_pmd_anonymous_page`), and
-/// 0.65–0.70 s without them; its generate stage went from 8.7–9.5 s to 7.0–8.2 s.
+/// 2 MiB fault zeroed by the kernel (`clear_page_erms` under `do_huge_pmd_anonymous_page`).
+/// Witness builds on 2 threads, with and without them: 3,000 tasks, 3.6–4.0 s of system time
+/// against 0.65–0.70 s, the generate stage 8.7–9.5 s against 7.0–8.2 s; 20,000 tasks, 76–82 s
+/// against 72–76 s, 15–16 s of system time against 6–7 s.
 ///
 /// The kernel reads the flag at each fault, so the arena mimalloc reserved before `main` is
-/// covered too. Child processes inherit it (`prctl(2)`): gtb starts none; gtb-bench starts gtb and
-/// its fake LLM server.
+/// covered too. Child processes inherit it (`prctl(2)`): gtb starts none; gtb-bench starts
+/// gtb and its fake LLM server.
 pub fn init() {
     #[cfg(target_os = "linux")]
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
