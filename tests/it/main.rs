@@ -4,7 +4,8 @@
 //! `datasets`) are `#[ignore]`d here and run by their make targets, which prepare the engine
 //! first and print "skipped: <why>" when they cannot (docs/TESTING.md).
 
-// the same allocator as the gtb binary, so that in-process builds measure alike
+// the same allocator as the gtb binary, so that in-process builds allocate alike (without its
+// `init`: nothing here is timed, and `allocator` checks that gtb itself calls it)
 use gtb_alloc as _;
 
 mod allocator;
