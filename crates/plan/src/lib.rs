@@ -7,10 +7,12 @@
 //! example, so that a plan serialised with `pyjson` reads like an agent's.
 
 pub mod day;
+mod read;
 pub mod standin;
 
 use serde::{Deserialize, Serialize};
 
+pub use read::from_json;
 pub use standin::{STAND_IN_MARK, STAND_IN_RULE, parse_stand_in, stand_in};
 
 /// The value of `participants` meaning "the whole group".

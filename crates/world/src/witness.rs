@@ -68,7 +68,7 @@ struct WitnessLine {
 
 impl WitnessLine {
     fn plan(&self) -> Option<Plan> {
-        serde_json::from_str(self.plan.as_ref()?.get()).ok()
+        gtb_plan::from_json(self.plan.as_ref()?.get()).ok()
     }
 }
 
