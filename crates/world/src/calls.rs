@@ -341,11 +341,11 @@ impl World<'_> {
     /// `search_along_route` for the witnesses' self-drive legs.
     pub fn along_route_calls(&self) -> Batch {
         let mut out = Batch::new();
-        for (a, b, mode, _) in self.facts.trips.keys() {
+        for (a, b, mode, _) in self.facts.trips.legs() {
             if mode == "自驾" {
                 let (o, d) = (
-                    &self.res.cities[*a as usize].name,
-                    &self.res.cities[*b as usize].name,
+                    &self.res.cities[a as usize].name,
+                    &self.res.cities[b as usize].name,
                 );
                 for k in ["服务区", "加油站", "餐厅"] {
                     add(

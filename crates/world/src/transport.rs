@@ -64,11 +64,7 @@ impl World<'_> {
         {
             let offset = small_hash_of(&[from, ">", to, ">", o.mode], 6) * 5;
             let mut times: Vec<u32> = pattern(o.mode).iter().map(|t| t + offset).collect();
-            if let Some(w) = self
-                .facts
-                .trips
-                .get(&(a, b, o.mode.to_string(), date.to_string()))
-            {
+            if let Some(w) = self.facts.trips.get((a, b), o.mode, date) {
                 times.extend(w.iter().map(|(d, _)| *d));
             }
             times.sort_unstable();

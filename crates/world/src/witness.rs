@@ -12,8 +12,45 @@ use serde_json::value::RawValue;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// A leg on a date by a mode: (from, to, mode, date).
-pub type LegKey = (CityId, CityId, String, String);
+/// The witnesses' intercity trips: per leg (from, to), mode and date, the departures
+/// (minutes after midnight) with their trip's minutes. A world looks a leg up for every
+/// timetable answer it writes (millions at training scale), so the names are looked up
+/// borrowed, level by level, and never built into a key.
+#[derive(Debug, Default, Clone)]
+pub struct Trips(BTreeMap<(CityId, CityId), Dates>);
+
+/// Per mode and date, a leg's trips.
+type Dates = BTreeMap<String, BTreeMap<String, BTreeSet<(u32, u32)>>>;
+
+impl Trips {
+    /// Add a trip from `a` to `b` by `mode` on `date`: (departure, minutes).
+    pub fn insert(&mut self, (a, b): (CityId, CityId), mode: &str, date: &str, trip: (u32, u32)) {
+        let modes = self.0.entry((a, b)).or_default();
+        let dates = modes.entry(mode.to_string()).or_default();
+        dates.entry(date.to_string()).or_default().insert(trip);
+    }
+
+    /// The trips from `a` to `b` by `mode` on `date`.
+    pub fn get(
+        &self,
+        (a, b): (CityId, CityId),
+        mode: &str,
+        date: &str,
+    ) -> Option<&BTreeSet<(u32, u32)>> {
+        self.0.get(&(a, b))?.get(mode)?.get(date)
+    }
+
+    /// Every (from, to, mode, date) with a trip, in that order.
+    pub fn legs(&self) -> impl Iterator<Item = (CityId, CityId, &str, &str)> {
+        self.0.iter().flat_map(|(&(a, b), modes)| {
+            modes.iter().flat_map(move |(mode, dates)| {
+                dates
+                    .keys()
+                    .map(move |date| (a, b, mode.as_str(), date.as_str()))
+            })
+        })
+    }
+}
 
 /// A transfer in a city between two named places (`pair_key`).
 pub type PairKey = String;
@@ -31,8 +68,7 @@ pub fn pair_key(out: &mut String, city: &str, from: &str, to: &str) {
 /// The witnesses' facts.
 #[derive(Debug, Default, Clone)]
 pub struct Facts {
-    /// departures (minutes after midnight) with their trip's minutes, per leg and date
-    pub trips: BTreeMap<LegKey, BTreeSet<(u32, u32)>>,
+    pub trips: Trips,
     /// transfer minutes and mode per pair of places (the first witness's, in file order), by
     /// `pair_key`; only looked up, never listed
     pub transfers: HashMap<PairKey, (u32, String)>,
@@ -118,9 +154,7 @@ impl Facts {
                             (minutes(&t.start_time), span(&t.start_time, &t.end_time))
                         {
                             self.trips
-                                .entry((a, b, t.transport_mode.clone(), day.date.clone()))
-                                .or_default()
-                                .insert((d, m));
+                                .insert((a, b), &t.transport_mode, &day.date, (d, m));
                         }
                     }
                     Segment::City(block) => {
