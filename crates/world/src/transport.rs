@@ -56,6 +56,7 @@ impl World<'_> {
             &self.res.cities[b as usize].name,
         );
         let mut out = Vec::new();
+        let trips = self.facts.trips.leg((a, b));
         for o in self
             .res
             .transport(a, b)
@@ -64,7 +65,7 @@ impl World<'_> {
         {
             let offset = small_hash_of(&[from, ">", to, ">", o.mode], 6) * 5;
             let mut times: Vec<u32> = pattern(o.mode).iter().map(|t| t + offset).collect();
-            if let Some(w) = self.facts.trips.get((a, b), o.mode, date) {
+            if let Some(w) = trips.and_then(|t| t.get(o.mode)?.get(date)) {
                 times.extend(w.iter().map(|(d, _)| *d));
             }
             times.sort_unstable();

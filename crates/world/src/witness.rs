@@ -14,13 +14,13 @@ use std::path::Path;
 
 /// The witnesses' intercity trips: per leg (from, to), mode and date, the departures
 /// (minutes after midnight) with their trip's minutes. A world looks a leg up for every
-/// timetable answer it writes (millions at training scale), so the names are looked up
-/// borrowed, level by level, and never built into a key.
+/// timetable answer it writes (millions at training scale), so the levels are hashed and the
+/// names looked up borrowed, never built into a key; [`Trips::legs`] sorts them.
 #[derive(Debug, Default, Clone)]
-pub struct Trips(BTreeMap<(CityId, CityId), Dates>);
+pub struct Trips(HashMap<(CityId, CityId), Modes>);
 
 /// Per mode and date, a leg's trips.
-type Dates = BTreeMap<String, BTreeMap<String, BTreeSet<(u32, u32)>>>;
+pub type Modes = HashMap<String, HashMap<String, BTreeSet<(u32, u32)>>>;
 
 impl Trips {
     /// Add a trip from `a` to `b` by `mode` on `date`: (departure, minutes).
@@ -30,25 +30,25 @@ impl Trips {
         dates.entry(date.to_string()).or_default().insert(trip);
     }
 
-    /// The trips from `a` to `b` by `mode` on `date`.
-    pub fn get(
-        &self,
-        (a, b): (CityId, CityId),
-        mode: &str,
-        date: &str,
-    ) -> Option<&BTreeSet<(u32, u32)>> {
-        self.0.get(&(a, b))?.get(mode)?.get(date)
+    /// The trips from `a` to `b`, per mode and date (a timetable looks its leg up once for
+    /// all its modes).
+    pub fn leg(&self, (a, b): (CityId, CityId)) -> Option<&Modes> {
+        self.0.get(&(a, b))
     }
 
-    /// Every (from, to, mode, date) with a trip, in that order.
-    pub fn legs(&self) -> impl Iterator<Item = (CityId, CityId, &str, &str)> {
-        self.0.iter().flat_map(|(&(a, b), modes)| {
-            modes.iter().flat_map(move |(mode, dates)| {
-                dates
-                    .keys()
-                    .map(move |date| (a, b, mode.as_str(), date.as_str()))
+    /// Every (from, to, mode, date) with a trip, sorted.
+    pub fn legs(&self) -> Vec<(CityId, CityId, &str, &str)> {
+        let mut out: Vec<_> = (self.0.iter())
+            .flat_map(|(&(a, b), modes)| {
+                modes.iter().flat_map(move |(mode, dates)| {
+                    dates
+                        .keys()
+                        .map(move |date| (a, b, mode.as_str(), date.as_str()))
+                })
             })
-        })
+            .collect();
+        out.sort_unstable();
+        out
     }
 }
 
