@@ -107,36 +107,32 @@ impl LeanSegment {
     /// The variant serde's untagged `Segment` takes: the first that reads (`Intercity`, then
     /// `City`); None where the fields leave it to the derived reading.
     fn segment(self) -> Option<Segment> {
-        let LeanSegment {
-            kind,
-            from_city,
-            to_city,
-            transport_mode,
-            start_time,
-            end_time,
-            avg_cost,
-            city,
-            activities,
-        } = self;
-        if kind.as_deref() == Some("intercity_transport")
-            && let (Some(from_city), Some(to_city), Some(transport_mode)) =
-                (from_city, to_city, transport_mode)
-            && let (Some(start_time), Some(end_time), Some(avg_cost)) =
-                (start_time, end_time, avg_cost)
-        {
+        let s = self;
+        let complete = [
+            &s.from_city,
+            &s.to_city,
+            &s.transport_mode,
+            &s.start_time,
+            &s.end_time,
+        ]
+        .iter()
+        .all(|f| f.is_some())
+            && s.avg_cost.is_some();
+        if s.kind.as_deref() == Some("intercity_transport") && complete {
+            // every field is there: the `?`s only unwrap
             return Some(Segment::Intercity(Intercity {
                 kind: IntercityTag::IntercityTransport,
-                from_city,
-                to_city,
-                transport_mode,
-                start_time,
-                end_time,
-                avg_cost,
+                from_city: s.from_city?,
+                to_city: s.to_city?,
+                transport_mode: s.transport_mode?,
+                start_time: s.start_time?,
+                end_time: s.end_time?,
+                avg_cost: s.avg_cost?,
             }));
         }
-        let activities = activities?.into_iter().map(|a| a.0.activity());
+        let activities = s.activities?.into_iter().map(|a| a.0.activity());
         Some(Segment::City(CityBlock {
-            city: city?,
+            city: s.city?,
             activities: activities.collect::<Option<_>>()?,
         }))
     }
@@ -146,50 +142,40 @@ impl LeanActivity {
     /// The variant its `type` names, with that variant's fields (the others are ignored, as
     /// serde ignores fields it does not know); None where one is missing.
     fn activity(self) -> Option<Activity> {
-        let LeanActivity {
-            kind,
-            location,
-            start_time,
-            end_time,
-            participants,
-            avg_cost,
-            transport_mode,
-            from,
-            to,
-        } = self;
-        let (start_time, end_time) = (start_time?, end_time?);
-        Some(match kind?.as_str() {
+        let a = self;
+        let (start_time, end_time) = (a.start_time?, a.end_time?);
+        Some(match a.kind?.as_str() {
             "attraction" => Activity::Attraction {
-                location: location?,
+                location: a.location?,
                 start_time,
                 end_time,
-                participants: participants?,
+                participants: a.participants?,
             },
             "food" => Activity::Food {
-                location: location?,
+                location: a.location?,
                 start_time,
                 end_time,
-                participants: participants?,
-                avg_cost: avg_cost?,
+                participants: a.participants?,
+                avg_cost: a.avg_cost?,
             },
             "hotel" => Activity::Hotel {
-                location: location?,
+                location: a.location?,
                 start_time,
                 end_time,
-                avg_cost: avg_cost?,
+                avg_cost: a.avg_cost?,
             },
             "intracity_transport" => Activity::IntracityTransport {
-                transport_mode: transport_mode?,
-                from: from?,
-                to: to?,
+                transport_mode: a.transport_mode?,
+                from: a.from?,
+                to: a.to?,
                 start_time,
                 end_time,
-                participants: participants?,
+                participants: a.participants?,
             },
             "rest" => Activity::Rest {
                 start_time,
                 end_time,
-                participants: participants?,
+                participants: a.participants?,
             },
             _ => return None,
         })
