@@ -68,6 +68,7 @@ pub fn pair_key(out: &mut String, city: &str, from: &str, to: &str) {
 /// The witnesses' facts.
 #[derive(Debug, Default, Clone)]
 pub struct Facts {
+    /// the intercity trips, per leg, mode and date
     pub trips: Trips,
     /// transfer minutes and mode per pair of places (the first witness's, in file order), by
     /// `pair_key`; only looked up, never listed
