@@ -341,7 +341,7 @@ impl World<'_> {
     /// `search_along_route` for the witnesses' self-drive legs.
     pub fn along_route_calls(&self) -> Batch {
         let mut out = Batch::new();
-        for (a, b, mode, _) in self.facts.trips.legs() {
+        for (a, b, mode) in self.facts.trips.legs() {
             if mode == "自驾" {
                 let (o, d) = (
                     &self.res.cities[a as usize].name,

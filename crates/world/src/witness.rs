@@ -15,7 +15,7 @@ use std::path::Path;
 /// The witnesses' intercity trips: per leg (from, to), mode and date, the departures
 /// (minutes after midnight) with their trip's minutes. A world looks a leg up for every
 /// timetable answer it writes (millions at training scale), so the levels are hashed and the
-/// names looked up borrowed, never built into a key; [`Trips::legs`] sorts them.
+/// names looked up borrowed, never built into a key; [`Trips::legs`] lists them sorted.
 #[derive(Debug, Default, Clone)]
 pub struct Trips(HashMap<(CityId, CityId), Modes>);
 
@@ -36,16 +36,10 @@ impl Trips {
         self.0.get(&(a, b))
     }
 
-    /// Every (from, to, mode, date) with a trip, sorted.
-    pub fn legs(&self) -> Vec<(CityId, CityId, &str, &str)> {
+    /// Every (from, to, mode) with a trip on some date, sorted.
+    pub fn legs(&self) -> Vec<(CityId, CityId, &str)> {
         let mut out: Vec<_> = (self.0.iter())
-            .flat_map(|(&(a, b), modes)| {
-                modes.iter().flat_map(move |(mode, dates)| {
-                    dates
-                        .keys()
-                        .map(move |date| (a, b, mode.as_str(), date.as_str()))
-                })
-            })
+            .flat_map(|(&(a, b), modes)| modes.keys().map(move |mode| (a, b, mode.as_str())))
             .collect();
         out.sort_unstable();
         out
