@@ -131,18 +131,18 @@ impl<'a, 's> Search<'a, 's> {
         let (inst, frame) = (self.inst, self.frame);
         let cache = &mut self.sims.caches[self.cache_of[piece]];
         let id = cache.find_or_run(program, || simulate(inst, frame, piece, program));
-        (id, cache.eval(id))
+        (id, cache.shared(id))
     }
 
     /// `sim` of `edit` made to the piece's program in the state (`program`, its id in
     /// `ids`): the edit is looked up first, the program built and found only when new.
-    fn sim_edit(&mut self, piece: usize, program: &[Slot], edit: Edit) -> (u32, Rc<PieceEval>) {
+    fn sim_edit(&mut self, piece: usize, program: &[Slot], edit: Edit) -> u32 {
         self.budget = self.budget.saturating_sub(1);
         let c = self.cache_of[piece];
         let from = self.ids[piece];
         let key = edit.key(from);
         if let Some(&id) = self.sims.caches[c].by_edit.get(&key) {
-            return (id, self.sims.caches[c].eval(id));
+            return id;
         }
         // the program's run, marked, so that the candidate runs only from the edited slot
         let (inst, frame) = (self.inst, self.frame);
@@ -157,14 +157,12 @@ impl<'a, 's> Search<'a, 's> {
         let run = || simulate_after(inst, frame, piece, built, prefix, edit.shared());
         let id = cache.find_or_run(built, run);
         cache.by_edit.insert(key, id);
-        (id, cache.eval(id))
+        id
     }
 
     /// The program with this id in the piece's cache.
     fn program(&self, piece: usize, id: u32) -> Vec<Slot> {
-        self.sims.caches[self.cache_of[piece]].runs[id as usize]
-            .program
-            .to_vec()
+        self.sims.caches[self.cache_of[piece]].program(id).to_vec()
     }
 
     /// The best joint meal option of a destination for a start: no member who cannot yield
@@ -353,7 +351,7 @@ impl<'a, 's> Search<'a, 's> {
         };
         st.programs[p] = self.program(p, id);
         self.ids[p] = id;
-        st.evals[p] = self.sims.caches[self.cache_of[p]].eval(id);
+        st.evals[p] = self.sims.caches[self.cache_of[p]].shared(id);
         st.eval = evaluate(self.inst, self.frame, &st.hotels, st.pieces());
         true
     }
@@ -376,14 +374,15 @@ impl<'a, 's> Search<'a, 's> {
             if self.budget == 0 {
                 break;
             }
-            let (id, ev) = self.sim_edit(p, &st.programs[p], edit);
+            let id = self.sim_edit(p, &st.programs[p], edit);
+            let ev = self.sims.caches[self.cache_of[p]].eval(id);
             if !ev.ok {
                 continue;
             }
             let (inst, frame) = (self.inst, self.frame);
             let partial = self.partials.of[p]
                 .get_or_insert_with(|| Partial::new(inst, frame, &st.hotels, &st.evals, p));
-            let k = partial.rank(&ev);
+            let k = partial.rank(ev);
             if k > bar {
                 bar = k;
                 best = Some((k, p, id));
