@@ -142,14 +142,15 @@ pub(super) struct Cache {
 }
 
 impl Cache {
-    /// Room each cache starts with: the searches of a task simulate a piece hundreds of
-    /// times, and growing from empty rehashed it at every doubling.
-    const START: usize = 256;
+    /// Room each cache starts with: growing from empty rehashed it at every doubling. Over
+    /// the 20,193 caches of a 1,000-task default build, a cache held 55 programs at the
+    /// median and 123 on average, of 3.7 slots each; the few large ones grow.
+    const START: usize = 64;
 
     fn new() -> Cache {
         Cache {
             runs: Vec::with_capacity(Self::START),
-            slots: Vec::with_capacity(Self::START * 8),
+            slots: Vec::with_capacity(Self::START * 4),
             by_program: HashTable::with_capacity(Self::START),
             by_edit: FxHashMap::with_capacity_and_hasher(Self::START, FxBuildHasher),
         }
