@@ -130,6 +130,13 @@ pub(super) struct Simulated {
     eval: PieceEval,
 }
 
+impl Simulated {
+    /// Its program, in the slots of its cache.
+    fn program<'s>(&self, slots: &'s [Slot]) -> &'s [Slot] {
+        &slots[self.start as usize..][..self.len as usize]
+    }
+}
+
 /// One signature's simulations: each program once, its id its place in `runs`; found by the
 /// program, or by an edit of a program simulated before (a search tries the same edits of
 /// the same program round after round: found so, a candidate is neither built nor hashed).
@@ -171,7 +178,7 @@ impl Cache {
         let hash = FxBuildHasher.hash_one(program);
         let same = |&id: &u32| {
             let s = &runs[id as usize];
-            s.hash == hash && slots[s.start as usize..][..s.len as usize] == *program
+            s.hash == hash && s.program(slots) == program
         };
         if let Some(&id) = by_program.find(hash, same) {
             return id;
@@ -190,8 +197,7 @@ impl Cache {
 
     /// The program with this id.
     pub(super) fn program(&self, id: u32) -> &[Slot] {
-        let s = &self.runs[id as usize];
-        &self.slots[s.start as usize..][..s.len as usize]
+        self.runs[id as usize].program(&self.slots)
     }
 
     /// The evaluation of the program with this id.
