@@ -8,7 +8,6 @@ use crate::solve::{FigureTally, Figures, Sample};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
 use serde_json::{Value, json};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// The reports written with a split's plans.
@@ -57,20 +56,17 @@ pub(crate) fn publish_plans(
 
 /// A task line as the figures read it.
 #[derive(serde::Deserialize)]
-struct TaskKey<'a> {
-    #[serde(borrow)]
-    task_id: std::borrow::Cow<'a, str>,
+struct TaskKey {
+    task_id: String,
     difficulty_type: String,
 }
 
 /// A plans-file line as the figures read it: the plan is only checked to be there (the
 /// figures are the line's scores), and is never built.
 #[derive(serde::Deserialize)]
-struct WitnessKey<'a> {
-    #[serde(borrow)]
-    task_id: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    plan: Option<&'a serde_json::value::RawValue>,
+struct WitnessKey {
+    task_id: String,
+    plan: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     reason: Option<String>,
     #[serde(default)]
@@ -79,37 +75,42 @@ struct WitnessKey<'a> {
     scores: Option<Value>,
 }
 
-/// The figures of a published split, its task file and plans read in step, a block of lines
-/// at a time, each block parsed in parallel and tallied in file order: every line of the plans
-/// must be its task's witness.
+/// The figures of a published split, its task file and plans read in step and tallied in file
+/// order: every line of the plans must be its task's witness. Each file is read in blocks
+/// (`gtb_core::jsonl::read_blocks`: around the page cache, the next block decoded while this
+/// one is tallied), the task file on a thread of its own, so that reading the two files that
+/// publishing has just written overlaps.
 fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
-    use rayon::prelude::*;
     const BLOCK: usize = 4096;
-    let open = |p: &Path| -> Result<std::io::Lines<std::io::BufReader<std::fs::File>>> {
-        let f = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
-        Ok(std::io::BufReader::with_capacity(1 << 20, f).lines())
-    };
     let mut tally = FigureTally::default();
-    let mut pairs = open(tasks)?.zip(open(plans)?);
     let mut first = 0;
-    loop {
-        let block: Vec<(std::io::Result<String>, std::io::Result<String>)> =
-            pairs.by_ref().take(BLOCK).collect();
-        if block.is_empty() {
-            return Ok(tally.finish());
-        }
-        let parsed: Vec<Result<(String, Option<Sample>)>> = block
-            .into_par_iter()
-            .enumerate()
-            .map(|(k, (t, l))| {
-                let at = |p: &Path| format!("{}:{}", p.display(), first + k + 1);
-                let (t, l) = (t?, l?);
-                let t: TaskKey = serde_json::from_str(&t).with_context(|| at(tasks))?;
-                let l: WitnessKey = serde_json::from_str(&l).with_context(|| at(plans))?;
+    std::thread::scope(|s| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<TaskKey>>(1);
+        let reader = s.spawn(move || {
+            gtb_core::jsonl::read_blocks(tasks, BLOCK, |b: Vec<TaskKey>| {
+                tx.send(b).map_err(|_| anyhow::Error::new(Stopped))
+            })
+        });
+        let mut keys = std::collections::VecDeque::new();
+        let tallied = gtb_core::jsonl::read_blocks(plans, BLOCK, |lines: Vec<WitnessKey>| {
+            while keys.len() < lines.len() {
+                match rx.recv() {
+                    Ok(b) => keys.extend(b),
+                    Err(_) => break,
+                }
+            }
+            for l in lines {
+                first += 1;
+                let Some(t) = keys.pop_front() else {
+                    bail!(
+                        "{}:{first}: a witness line beyond the tasks",
+                        plans.display()
+                    );
+                };
                 if t.task_id != l.task_id || l.plan.is_none() {
                     bail!(
-                        "{}: the line of task {} is not its witness ({} {:?})",
-                        at(plans),
+                        "{}:{first}: the line of task {} is not its witness ({} {:?})",
+                        plans.display(),
                         t.task_id,
                         l.task_id,
                         l.reason
@@ -117,16 +118,44 @@ fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
                 }
                 let compromises = !l.compromises.is_empty();
                 let sample = l.scores.as_ref().map(|s| Sample::of_scores(s, compromises));
-                Ok((t.difficulty_type, sample))
-            })
-            .collect();
-        first += parsed.len();
-        for p in parsed {
-            let (difficulty, sample) = p?;
-            tally.add_sample(&difficulty, sample);
+                tally.add_sample(&t.difficulty_type, sample);
+            }
+            Ok(())
+        });
+        let more = !keys.is_empty() || rx.try_recv().is_ok();
+        drop(rx);
+        let read = reader
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        // a bad task line ends the task lines early: its error comes first
+        let stopped = match read {
+            Err(e) if !e.is::<Stopped>() => return Err(e),
+            r => r.is_err(),
+        };
+        tallied?;
+        if more || stopped {
+            bail!(
+                "{}: more tasks than the {first} witness lines of {}",
+                tasks.display(),
+                plans.display()
+            );
         }
+        Ok(())
+    })?;
+    Ok(tally.finish())
+}
+
+/// The task file's reader was stopped: the tally took no more blocks.
+#[derive(Debug)]
+struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the tally stopped taking task lines")
     }
 }
+
+impl std::error::Error for Stopped {}
 
 /// The stand-in counts of the whole split (manifest: how real the venues are).
 fn stand_ins(f: &Figures) -> Value {
@@ -235,5 +264,31 @@ mod tests {
             e.contains("plans.jsonl:2: the line of task bA is not its witness (c"),
             "{e}"
         );
+    }
+
+    /// Issue 27: the two files are read on two threads; a line too many on either side, or a
+    /// bad task line, is an error naming the file (and the line), never a shorter tally.
+    #[test]
+    fn issue27_files_of_different_lengths_or_a_bad_task_line_are_errors() {
+        let (_dir, tasks, plans) = split("b\\u0041");
+        let text = std::fs::read_to_string(&plans).unwrap();
+        let first = text.lines().next().unwrap().to_string() + "\n";
+        std::fs::write(&plans, &first).unwrap();
+        let e = format!("{:#}", tally_plans(&tasks, &plans).unwrap_err());
+        assert!(e.contains("more tasks than the 1 witness lines"), "{e}");
+        std::fs::write(&plans, text.clone() + &first).unwrap();
+        let e = format!("{:#}", tally_plans(&tasks, &plans).unwrap_err());
+        assert!(
+            e.contains("plans.jsonl:3: a witness line beyond the tasks"),
+            "{e}"
+        );
+        std::fs::write(&plans, &text).unwrap();
+        std::fs::write(
+            &tasks,
+            "{\"task_id\": \"a\", \"difficulty_type\": \"easy\"}\n{\"task_id\"\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", tally_plans(&tasks, &plans).unwrap_err());
+        assert!(e.contains("test.jsonl:2: invalid JSON"), "{e}");
     }
 }
