@@ -62,11 +62,24 @@ impl<T> Default for Seen<T> {
     }
 }
 
-impl<T: Hash + Eq + Clone> Seen<T> {
-    /// The items not met before, in their order, each once (an item met before is not
-    /// copied).
-    pub fn new_only(&mut self, items: impl Iterator<Item = T>) -> Vec<T> {
-        items
+impl<T: Hash + Eq + Clone + Send + Sync> Seen<T> {
+    /// The items of `sources` (each source's made by `items`) not met before, in order, each
+    /// once. The sources' items are made and looked up in parallel (most were met before);
+    /// only the rest are added, in order.
+    pub fn new_of<S: Sync>(
+        &mut self,
+        sources: &[S],
+        items: impl Fn(&S) -> Vec<T> + Sync,
+    ) -> Vec<T> {
+        let fresh: Vec<Vec<T>> = (sources.par_iter())
+            .map(|s| {
+                items(s)
+                    .into_iter()
+                    .filter(|i| !self.0.contains(i))
+                    .collect()
+            })
+            .collect();
+        (fresh.into_iter().flatten())
             .filter(|i| !self.0.contains(i) && self.0.insert(i.clone()))
             .collect()
     }
@@ -144,8 +157,7 @@ impl World<'_> {
         let mut words: BTreeMap<CityId, BTreeSet<String>> = BTreeMap::new();
         let mut seen = Seen::default();
         gtb_core::jsonl::read_blocks(tasks, BLOCK, |block: Vec<Task>| {
-            let items: Vec<Vec<TripItem>> = block.par_iter().map(|t| self.trip_items(t)).collect();
-            let items = seen.new_only(items.into_iter().flatten());
+            let items = seen.new_of(&block, |t| self.trip_items(t));
             let batch: Batch = items
                 .par_iter()
                 .flat_map_iter(|i| self.trip_item_calls(i))

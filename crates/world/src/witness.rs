@@ -30,6 +30,14 @@ impl Trips {
         dates.entry(date.to_string()).or_default().insert(trip);
     }
 
+    /// Whether the trip from `a` to `b` by `mode` on `date` is there.
+    pub fn has(&self, leg: (CityId, CityId), mode: &str, date: &str, trip: (u32, u32)) -> bool {
+        let dates = self.0.get(&leg).and_then(|m| m.get(mode));
+        dates
+            .and_then(|d| d.get(date))
+            .is_some_and(|t| t.contains(&trip))
+    }
+
     /// The trips from `a` to `b`, per mode and date (a timetable looks its leg up once for
     /// all its modes).
     pub fn leg(&self, (a, b): (CityId, CityId)) -> Option<&Modes> {
@@ -59,6 +67,12 @@ pub fn pair_key(out: &mut String, city: &str, from: &str, to: &str) {
     let _ = write!(out, "{}:{city}{}:{from}{to}", city.len(), from.len());
 }
 
+/// Per pair of places in a city (`pair_key`), a transfer's minutes and mode.
+pub type Transfers = HashMap<PairKey, (u32, String)>;
+
+/// A trip from a witness: (from, to), mode, date, (departure, minutes).
+type Trip = ((CityId, CityId), String, String, (u32, u32));
+
 /// The witnesses' facts.
 #[derive(Debug, Default, Clone)]
 pub struct Facts {
@@ -66,7 +80,7 @@ pub struct Facts {
     pub trips: Trips,
     /// transfer minutes and mode per pair of places (the first witness's, in file order), by
     /// `pair_key`; only looked up, never listed
-    pub transfers: HashMap<PairKey, (u32, String)>,
+    pub transfers: Transfers,
     /// the places the witnesses name per city: sights, meals, hotels and terminals
     pub places: BTreeMap<String, BTreeSet<String>>,
 }
@@ -109,6 +123,9 @@ const BLOCK: usize = 4096;
 impl Facts {
     /// The facts of a plans file, read in blocks (a missing file: none). `each` gets the
     /// places of each block's witnesses, in file order, and the file is never held whole.
+    /// A block's plans are read in parallel, each against the facts as the block found them
+    /// (`Found`: most of a witness's facts are already there); what is new is added in file
+    /// order, so the facts are those of adding the witnesses one by one.
     pub fn read(
         res: &Resources,
         path: &Path,
@@ -119,23 +136,22 @@ impl Facts {
             return Ok(f);
         }
         gtb_core::jsonl::read_blocks(path, BLOCK, |lines: Vec<WitnessLine>| {
-            let plans: Vec<Option<Plan>> = lines.par_iter().map(WitnessLine::plan).collect();
+            let found: Vec<Found> = (lines.par_iter())
+                .filter_map(|l| Some(f.found(res, &l.task_id, &l.plan()?)))
+                .collect();
             let mut places = Vec::new();
-            for (line, plan) in lines.iter().zip(&plans) {
-                if let Some(plan) = plan {
-                    places.extend(f.add_plan(res, &line.task_id, plan));
-                }
+            for x in found {
+                places.extend(f.add(x));
             }
-            // a block's plans are many small allocations: freed in parallel
-            plans.into_par_iter().for_each(drop);
             each(places)
         })?;
         Ok(f)
     }
 
-    /// Add a witness's facts; returns the places it uses, per city.
-    fn add_plan(&mut self, res: &Resources, task_id: &str, plan: &Plan) -> Vec<TaskPlaces> {
-        let mut per_city: BTreeMap<String, TaskPlaces> = BTreeMap::new();
+    /// What a witness adds to these facts, and the places it uses per city (by city).
+    fn found(&self, res: &Resources, task_id: &str, plan: &Plan) -> Found {
+        let mut x = Found::default();
+        let mut per_city: BTreeMap<&str, TaskPlaces> = BTreeMap::new();
         for day in &plan.days {
             for seg in &day.city_segments {
                 match seg {
@@ -147,44 +163,83 @@ impl Facts {
                         };
                         if let (Some(d), Some(m)) =
                             (minutes(&t.start_time), span(&t.start_time, &t.end_time))
+                            && !self.trips.has((a, b), &t.transport_mode, &day.date, (d, m))
                         {
-                            self.trips
-                                .insert((a, b), &t.transport_mode, &day.date, (d, m));
+                            let (mode, date) = (t.transport_mode.clone(), day.date.clone());
+                            x.trips.push(((a, b), mode, date, (d, m)));
                         }
                     }
                     Segment::City(block) => {
-                        let tp = per_city
-                            .entry(block.city.clone())
-                            .or_insert_with(|| TaskPlaces {
-                                task_id: task_id.to_string(),
-                                city: block.city.clone(),
-                                ..TaskPlaces::default()
-                            });
+                        let city = block.city.as_str();
+                        let tp = per_city.entry(city).or_insert_with(|| TaskPlaces {
+                            task_id: task_id.to_string(),
+                            city: city.to_string(),
+                            ..TaskPlaces::default()
+                        });
                         // one entry per block: a world reads a witness per task
-                        let places = self.places.entry(block.city.clone()).or_default();
+                        let known = self.places.get(city);
+                        if known.is_none() {
+                            x.places.push((city.to_string(), None));
+                        }
                         let mut key = String::new();
                         for a in &block.activities {
-                            let transfers = (&mut self.transfers, &mut key);
-                            add_activity(places, transfers, &block.city, a, tp);
+                            let facts = (known, &self.transfers, &mut key);
+                            found_activity(facts, city, a, tp, &mut x);
                         }
                     }
                 }
             }
         }
-        per_city.into_values().collect()
+        x.task_places = per_city.into_values().collect();
+        x
+    }
+
+    /// Add what a witness found new (`found`), unless an earlier witness of its block added
+    /// it first; returns its places per city.
+    fn add(&mut self, x: Found) -> Vec<TaskPlaces> {
+        for (leg, mode, date, trip) in x.trips {
+            self.trips.insert(leg, &mode, &date, trip);
+        }
+        for (city, place) in x.places {
+            let places = self.places.entry(city).or_default();
+            if let Some(p) = place
+                && !places.contains(&p)
+            {
+                places.insert(p);
+            }
+        }
+        for (key, figure) in x.transfers {
+            // the first witness's figures stay
+            self.transfers.entry(key).or_insert(figure);
+        }
+        x.task_places
     }
 }
 
-/// An activity's facts: its places in the city (a place met before is not copied: most
-/// are), the witness's own places, and a transfer's minutes and mode.
-fn add_activity(
-    places: &mut BTreeSet<String>,
-    (transfers, key): (&mut HashMap<PairKey, (u32, String)>, &mut String),
+/// What one witness adds to the facts as its block found them (`Facts::found`), in plan order.
+#[derive(Default)]
+struct Found {
+    trips: Vec<Trip>,
+    /// (city, place): a city met first without a place, then the places not known there
+    places: Vec<(String, Option<String>)>,
+    transfers: Vec<(PairKey, (u32, String))>,
+    task_places: Vec<TaskPlaces>,
+}
+
+/// An activity's facts: its places in the city that the facts do not know yet (`known`), the
+/// witness's own places, and a transfer's minutes and mode unless the facts have the pair.
+fn found_activity(
+    (known, transfers, key): (Option<&BTreeSet<String>>, &Transfers, &mut String),
     city: &str,
     a: &Activity,
     tp: &mut TaskPlaces,
+    x: &mut Found,
 ) {
-    let mut place = |x: &String| crate::calls::insert_new(places, x);
+    let mut place = |p: &String| {
+        if !known.is_some_and(|k| k.contains(p)) {
+            x.places.push((city.to_string(), Some(p.clone())));
+        }
+    };
     match a {
         Activity::Attraction { location, .. } | Activity::Food { location, .. } => {
             place(location);
@@ -209,12 +264,11 @@ fn add_activity(
             place(from);
             place(to);
             tp.pairs.push((from.clone(), to.clone()));
-            // the first witness's figures stay
             pair_key(key, city, from, to);
             if let Some(m) = span(start_time, end_time)
                 && !transfers.contains_key(key.as_str())
             {
-                transfers.insert(key.clone(), (m, transport_mode.clone()));
+                x.transfers.push((key.clone(), (m, transport_mode.clone())));
             }
         }
         Activity::Rest { .. } => {}

@@ -8,7 +8,6 @@
 //! files and the resources, so a merged split's world is byte-identical to the unsharded one.
 
 use crate::cache::cache_path;
-use crate::calls::PlaceItem;
 use crate::runs::{Keys, Runs, params_of};
 use crate::witness::Facts;
 use crate::{MAX_ANSWER_CHARS, TOOLS, World};
@@ -62,11 +61,7 @@ pub fn write_world(
     let places = World::new(res, Facts::default());
     let mut seen = crate::calls::Seen::default();
     let facts = Facts::read(res, plans, |found| {
-        let items: Vec<Vec<PlaceItem>> = found
-            .par_iter()
-            .map(|tp| World::place_items(tp).collect())
-            .collect();
-        let items = seen.new_only(items.into_iter().flatten());
+        let items = seen.new_of(&found, |tp| World::place_items(tp).collect());
         let batch = items
             .par_iter()
             .flat_map_iter(|i| places.place_item_calls(i))
