@@ -172,6 +172,8 @@ impl World<'_> {
                     }
                 }
             }
+            // a block's tasks are many small allocations: freed in parallel
+            block.into_par_iter().for_each(drop);
             extend(runs, batch)
         })?;
         let cities: Vec<(&CityId, &BTreeSet<String>)> = words.iter().collect();

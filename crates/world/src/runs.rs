@@ -2,7 +2,8 @@
 //! sort. Keys are buffered per tool; when the buffers pass `RUN_BYTES` each tool's keys are
 //! sorted, deduplicated and written to a run file beside its cache file
 //! (`sandbox_cache/<tool>_cache.run<N>.tmp<PID>`, removed when done or on error, and by the
-//! next run that takes the folder's lock after a crash). `Runs::keys` merges a tool's runs
+//! next run that takes the folder's lock after a crash), on a thread while the next keys are
+//! gathered. `Runs::keys` merges a tool's runs
 //! into its keys in order, each once, so the result is the same for any buffer size, thread
 //! count or order of adding: a 1,000,000-task world needs no more memory than a small one.
 //!
@@ -27,6 +28,9 @@ pub struct Runs {
     tools: Vec<ToolRuns>,
     buffered: usize,
     limit: usize,
+    /// the spill being sorted and written on a thread of its own (one at a time), while
+    /// the keys after it are gathered
+    writing: Option<std::thread::JoinHandle<Result<()>>>,
 }
 
 struct ToolRuns {
@@ -48,6 +52,7 @@ impl Runs {
             tools: Vec::new(),
             buffered: 0,
             limit,
+            writing: None,
         }
     }
 
@@ -72,18 +77,35 @@ impl Runs {
         Ok(())
     }
 
-    /// Every tool's buffered keys to a new run file each.
+    /// Every tool's buffered keys to a new run file each, sorted and written on a thread
+    /// (after the spill before has been written).
     fn spill(&mut self) -> Result<()> {
+        self.wait()?;
+        let mut runs = Vec::new();
         for t in &mut self.tools {
-            t.spill(&self.split_dir)?;
+            if let Some(tmp) = t.next_run(&self.split_dir) {
+                runs.push((tmp.path().to_path_buf(), std::mem::take(&mut t.keys)));
+                t.files.push(tmp);
+            }
         }
         self.buffered = 0;
+        let write = move || (runs.into_iter()).try_for_each(|(path, keys)| write_run(&path, keys));
+        self.writing = Some(std::thread::spawn(write));
         Ok(())
+    }
+
+    /// The spill being written, finished.
+    fn wait(&mut self) -> Result<()> {
+        match self.writing.take() {
+            Some(w) => w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            None => Ok(()),
+        }
     }
 
     /// A tool's keys, sorted and each once: its buffered keys alone, or those merged with its
     /// run files (removed when the iterator is dropped).
     pub fn keys(&mut self, tool: &str) -> Result<Keys> {
+        self.wait()?;
         let Some(i) = self.tools.iter().position(|t| t.tool == tool) else {
             return Ok(Keys::Memory(Vec::new().into_iter()));
         };
@@ -102,17 +124,34 @@ impl Runs {
     }
 }
 
+impl Drop for Runs {
+    /// No spill is still being written when its run files are removed.
+    fn drop(&mut self) {
+        // an error here is one of a run nobody reads any more
+        let _ = self.wait();
+    }
+}
+
 impl ToolRuns {
     /// The buffered keys (if any) to a new run file.
     fn spill(&mut self, split_dir: &Path) -> Result<()> {
-        if self.keys.is_empty() {
+        let Some(tmp) = self.next_run(split_dir) else {
             return Ok(());
-        }
-        let name = format!("{}_cache.run{}", self.tool, self.files.len());
-        let tmp = TempPath::beside(&cache_path(split_dir, self.tool).with_file_name(name));
+        };
         write_run(tmp.path(), std::mem::take(&mut self.keys))?;
         self.files.push(tmp);
         Ok(())
+    }
+
+    /// The path of the next run file, when there are keys to write to it.
+    fn next_run(&self, split_dir: &Path) -> Option<TempPath> {
+        if self.keys.is_empty() {
+            return None;
+        }
+        let name = format!("{}_cache.run{}", self.tool, self.files.len());
+        Some(TempPath::beside(
+            &cache_path(split_dir, self.tool).with_file_name(name),
+        ))
     }
 }
 
@@ -257,6 +296,22 @@ mod tests {
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// A spill is written on a thread: its error still comes back, from a later spill or
+    /// from `keys`, never lost.
+    #[test]
+    fn issue27_a_spill_that_cannot_be_written_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        // the run files' folder is taken by a file
+        std::fs::write(dir.path().join("sandbox_cache"), "").unwrap();
+        let mut runs = Runs::with_limit(dir.path(), 1);
+        let added = (0..5).try_for_each(|i| runs.add("maps_geo", format!("k{i}")));
+        let e = match added {
+            Err(e) => e,
+            Ok(()) => runs.keys("maps_geo").err().expect("an error"),
+        };
+        assert!(format!("{e:#}").contains("sandbox_cache"), "{e:#}");
     }
 
     #[test]
