@@ -274,3 +274,71 @@ fn found_activity(
         Activity::Rest { .. } => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A witness line: a day with a trip from 上海市 to 杭州市 departing at `depart`, then in 杭州
+    /// a transfer from 西湖 to `to` taking `minutes`.
+    fn line(task: &str, depart: &str, to: &str, minutes: u32) -> String {
+        let end = format!("10:{minutes:02}");
+        let plan = json!({"days": [{"day": 1, "date": "2026-05-01", "city_segments": [
+            {"type": "intercity_transport", "from_city": "上海市", "to_city": "杭州市",
+             "transport_mode": "高铁", "start_time": depart, "end_time": "09:00", "avg_cost": 73},
+            {"city": "杭州市", "activities": [
+                {"type": "intracity_transport", "transport_mode": "taxi", "from": "西湖",
+                 "to": to, "start_time": "10:00", "end_time": end, "participants": ["a"]}]}]}]});
+        json!({"task_id": task, "plan": plan}).to_string()
+    }
+
+    /// Issue 27: a block's witnesses are read in parallel, each against the facts before the
+    /// block, and added in file order: the facts are those of adding them one by one (the
+    /// first witness's transfer figures stay), and each witness still lists its own places.
+    #[test]
+    fn issue27_facts_read_in_parallel_are_those_of_the_witnesses_in_order() {
+        let res = gtb_resources::load(&gtb_core::config::Paths::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plans.jsonl");
+        let lines = [
+            line("t1", "08:00", "灵隐寺", 20),
+            line("t2", "08:00", "灵隐寺", 35),
+            line("t3", "08:30", "河坊街", 15),
+            json!({"task_id": "t4", "plan": null}).to_string(),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let mut seen = Vec::new();
+        let f = Facts::read(&res, &path, |places| {
+            seen.extend(
+                places
+                    .into_iter()
+                    .map(|tp| (tp.task_id, tp.city, tp.places, tp.pairs)),
+            );
+            Ok(())
+        })
+        .unwrap();
+        let mut key = String::new();
+        pair_key(&mut key, "杭州市", "西湖", "灵隐寺");
+        assert_eq!(f.transfers[&key], (20, "taxi".to_string()));
+        pair_key(&mut key, "杭州市", "西湖", "河坊街");
+        assert_eq!(f.transfers[&key], (15, "taxi".to_string()));
+        let names: Vec<&str> = f.places["杭州市"].iter().map(String::as_str).collect();
+        assert_eq!(names, ["河坊街", "灵隐寺", "西湖"]);
+        let leg = (
+            res.city_id("上海市").unwrap(),
+            res.city_id("杭州市").unwrap(),
+        );
+        let trips = &f.trips.leg(leg).unwrap()["高铁"]["2026-05-01"];
+        assert_eq!(
+            trips.iter().copied().collect::<Vec<_>>(),
+            [(480, 60), (510, 30)]
+        );
+        let tasks: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(tasks, ["t1", "t2", "t3"]);
+        assert!(
+            seen.iter()
+                .all(|s| s.1 == "杭州市" && s.2.is_empty() && s.3.len() == 1)
+        );
+    }
+}
