@@ -101,6 +101,41 @@ pub fn read_blocks<T: serde::de::DeserializeOwned + Send>(
     Ok(())
 }
 
+/// `read_blocks` on a thread of the scope `s`: each block, then the error if one ends the
+/// file early, comes through the returned channel in file order (which closes at the end).
+/// The reader stops when the receiver is dropped.
+pub fn blocks_on<'s, T: serde::de::DeserializeOwned + Send + 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    path: &'s Path,
+    block: usize,
+) -> std::sync::mpsc::Receiver<Result<Vec<T>>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    s.spawn(move || {
+        let sent = read_blocks(path, block, |b| {
+            tx.send(Ok(b)).map_err(|_| anyhow::Error::new(Stopped))
+        });
+        if let Err(e) = sent
+            && !e.is::<Stopped>()
+        {
+            // nobody may be listening any more
+            let _ = tx.send(Err(e));
+        }
+    });
+    rx
+}
+
+/// The receiver of `blocks_on` was dropped.
+#[derive(Debug)]
+struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("nobody takes the blocks any more")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
 /// A JSON-lines file read a block of records at a time (`read_blocks`).
 struct Blocks<'p> {
     path: &'p Path,
@@ -188,6 +223,24 @@ mod tests {
         .unwrap();
         assert_eq!(seen, (0..1000).collect::<Vec<u32>>());
         assert!(sizes.iter().all(|&n| n <= 64) && sizes.len() == 16);
+    }
+
+    /// Blocks on a thread: every block in order, then the error that ends the file early; a
+    /// receiver dropped early stops the reader (the scope ends).
+    #[test]
+    fn issue27_blocks_on_a_thread_come_in_order_then_the_error() {
+        let f = file("1\n2\n3\n4\nx\n");
+        let got: Vec<Result<Vec<u32>>> =
+            std::thread::scope(|s| blocks_on(s, f.path(), 2).into_iter().collect());
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].as_ref().unwrap(), &[1, 2]);
+        assert_eq!(got[1].as_ref().unwrap(), &[3, 4]);
+        let at = format!("{}:5: invalid JSON", f.path().display());
+        assert!(got[2].as_ref().unwrap_err().to_string().starts_with(&at));
+        let many: String = (0..10_000).map(|i| format!("{i}\n")).collect();
+        let f = file(&many);
+        let first = std::thread::scope(|s| blocks_on::<u32>(s, f.path(), 1).recv().unwrap());
+        assert_eq!(first.unwrap(), [0]);
     }
 
     #[test]

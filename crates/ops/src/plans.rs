@@ -77,39 +77,33 @@ struct WitnessKey {
 
 /// The figures of a published split, its task file and plans read in step and tallied in file
 /// order: every line of the plans must be its task's witness. Each file is read in blocks
-/// (`gtb_core::jsonl::read_blocks`: around the page cache, the next block decoded while this
-/// one is tallied), the task file on a thread of its own, so that reading the two files that
+/// around the page cache, the next block decoded while this one is tallied, and the task file
+/// on a thread of its own (`gtb_core::jsonl::blocks_on`), so that reading the two files that
 /// publishing has just written overlaps.
 fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
     const BLOCK: usize = 4096;
     let mut tally = FigureTally::default();
-    let mut first = 0;
+    let mut line = 0;
     std::thread::scope(|s| -> Result<()> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<TaskKey>>(1);
-        let reader = s.spawn(move || {
-            gtb_core::jsonl::read_blocks(tasks, BLOCK, |b: Vec<TaskKey>| {
-                tx.send(b).map_err(|_| anyhow::Error::new(Stopped))
-            })
-        });
+        let task_blocks = gtb_core::jsonl::blocks_on::<TaskKey>(s, tasks, BLOCK);
         let mut keys = std::collections::VecDeque::new();
-        let tallied = gtb_core::jsonl::read_blocks(plans, BLOCK, |lines: Vec<WitnessKey>| {
-            while keys.len() < lines.len() {
-                match rx.recv() {
-                    Ok(b) => keys.extend(b),
-                    Err(_) => break,
-                }
+        gtb_core::jsonl::read_blocks(plans, BLOCK, |lines: Vec<WitnessKey>| {
+            while keys.len() < lines.len()
+                && let Ok(b) = task_blocks.recv()
+            {
+                keys.extend(b?);
             }
             for l in lines {
-                first += 1;
+                line += 1;
                 let Some(t) = keys.pop_front() else {
                     bail!(
-                        "{}:{first}: a witness line beyond the tasks",
+                        "{}:{line}: a witness line beyond the tasks",
                         plans.display()
                     );
                 };
                 if t.task_id != l.task_id || l.plan.is_none() {
                     bail!(
-                        "{}:{first}: the line of task {} is not its witness ({} {:?})",
+                        "{}:{line}: the line of task {} is not its witness ({} {:?})",
                         plans.display(),
                         t.task_id,
                         l.task_id,
@@ -121,21 +115,15 @@ fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
                 tally.add_sample(&t.difficulty_type, sample);
             }
             Ok(())
-        });
-        let more = !keys.is_empty() || rx.try_recv().is_ok();
-        drop(rx);
-        let read = reader
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        // a bad task line ends the task lines early: its error comes first
-        let stopped = match read {
-            Err(e) if !e.is::<Stopped>() => return Err(e),
-            r => r.is_err(),
+        })?;
+        // the reader sends its next block, or its error, or closes at the end of the file
+        let more = match task_blocks.recv() {
+            Ok(b) => !b?.is_empty(),
+            Err(_) => false,
         };
-        tallied?;
-        if more || stopped {
+        if more || !keys.is_empty() {
             bail!(
-                "{}: more tasks than the {first} witness lines of {}",
+                "{}: more tasks than the {line} witness lines of {}",
                 tasks.display(),
                 plans.display()
             );
@@ -144,18 +132,6 @@ fn tally_plans(tasks: &Path, plans: &Path) -> Result<Figures> {
     })?;
     Ok(tally.finish())
 }
-
-/// The task file's reader was stopped: the tally took no more blocks.
-#[derive(Debug)]
-struct Stopped;
-
-impl std::fmt::Display for Stopped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the tally stopped taking task lines")
-    }
-}
-
-impl std::error::Error for Stopped {}
 
 /// The stand-in counts of the whole split (manifest: how real the venues are).
 fn stand_ins(f: &Figures) -> Value {
