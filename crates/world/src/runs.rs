@@ -3,9 +3,9 @@
 //! sorted, deduplicated and written to a run file beside its cache file
 //! (`sandbox_cache/<tool>_cache.run<N>.tmp<PID>`, removed when done or on error, and by the
 //! next run that takes the folder's lock after a crash), on a thread while the next keys are
-//! gathered. `Runs::keys` merges a tool's runs
-//! into its keys in order, each once, so the result is the same for any buffer size, thread
-//! count or order of adding: a 1,000,000-task world needs no more memory than a small one.
+//! gathered. `Runs::keys` merges a tool's runs into its keys in order, each once, so the
+//! result is the same for any buffer size, thread count or order of adding: a 1,000,000-task
+//! world needs no more memory than a small one.
 //!
 //! A call's parameters need not be kept: the release's cache key is the sorted list of its
 //! `[name, value]` pairs (`cache::cache_key`), which `params_of` turns back into them.
