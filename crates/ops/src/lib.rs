@@ -151,6 +151,8 @@ struct CheckFold<'v, 'r>(&'v gtb_validate::Validator<'r>);
 
 impl gtb_audit::load::LineFold for CheckFold<'_, '_> {
     type Acc = Checked;
+    // the findings are put back in file order (`Checked::findings`)
+    const BY_DESTINATION: bool = true;
     fn init(&self) -> Checked {
         Checked::default()
     }
