@@ -82,9 +82,7 @@ fn destinations(line: &[u8]) -> &[u8] {
 fn fold_block<F: LineFold>(f: &F, bytes: &[u8], first_line: usize) -> (F::Acc, usize) {
     // every line with its number (after the last newline, an empty line or the file's end)
     let mut start = 0;
-    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
-    let mut lines: Vec<(&[u8], usize)> = ends
-        .enumerate()
+    let mut lines: Vec<(&[u8], usize)> = (line_ends(bytes).into_iter().enumerate())
         .map(|(i, end)| {
             let line = (&bytes[start..end], first_line + i);
             start = end + 1;
@@ -93,8 +91,13 @@ fn fold_block<F: LineFold>(f: &F, bytes: &[u8], first_line: usize) -> (F::Acc, u
         .collect();
     let newlines = lines.len() - 1;
     if F::BY_DESTINATION {
+        let mut keyed: Vec<_> = lines
+            .into_par_iter()
+            .map(|l| (destinations(l.0), l))
+            .collect();
         // stable: file order within a destination
-        lines.sort_by_cached_key(|(line, _)| destinations(line));
+        keyed.par_sort_by_key(|&(key, _)| key);
+        lines = keyed.into_iter().map(|(_, line)| line).collect();
     }
     let acc = pieces(&lines, 1 << 20)
         .par_iter()
@@ -109,6 +112,22 @@ fn fold_block<F: LineFold>(f: &F, bytes: &[u8], first_line: usize) -> (F::Acc, u
         )
         .reduce(|| f.init(), |a, b| f.merge(a, b));
     (acc, newlines)
+}
+
+/// Where the lines of `bytes` end: each newline, then the end. Searched a megabyte at a time
+/// in parallel: a block is tens of megabytes, and the workers wait for its lines.
+fn line_ends(bytes: &[u8]) -> Vec<usize> {
+    const STEP: usize = 1 << 20;
+    let found: Vec<Vec<usize>> = (bytes.par_chunks(STEP).enumerate())
+        .map(|(c, chunk)| {
+            let at = memchr::memchr_iter(b'\n', chunk);
+            at.map(|p| c * STEP + p).collect()
+        })
+        .collect();
+    let mut ends = Vec::with_capacity(found.iter().map(Vec::len).sum::<usize>() + 1);
+    ends.extend(found.into_iter().flatten());
+    ends.push(bytes.len());
+    ends
 }
 
 /// Runs of `lines` of about `target` bytes.
