@@ -267,33 +267,30 @@ impl Preference {
     /// Every list value of the table, in the release's order: the global lists, then each
     /// city's in the table's city order.
     pub fn list_items(&self) -> impl Iterator<Item = ListItem<'_>> {
+        let mut out = Vec::new();
+        self.list_items_into(&mut out);
+        out.into_iter()
+    }
+
+    /// [`Preference::list_items`], appended to `out`: plain loops, where an iterator of
+    /// iterators over the fields and cities cost `gtb validate` 4 % of its time.
+    pub fn list_items_into<'a>(&'a self, out: &mut Vec<ListItem<'a>>) {
         let g = &self.global_constraints;
-        let globals = LIST_FIELDS
-            .iter()
-            .filter(|s| !s.per_city)
-            .flat_map(move |s| {
-                s.field.get(g, None).iter().map(move |v| ListItem {
-                    field: s.field,
-                    city: None,
-                    value: v,
-                })
-            });
-        let cities = self
-            .city_specific_preferences
-            .iter()
-            .flat_map(move |(name, c)| {
-                LIST_FIELDS
-                    .iter()
-                    .filter(|s| s.per_city)
-                    .flat_map(move |s| {
-                        s.field.get(g, Some(c)).iter().map(move |v| ListItem {
-                            field: s.field,
-                            city: Some(name.as_str()),
-                            value: v,
-                        })
-                    })
-            });
-        globals.chain(cities)
+        let mut push = |city: Option<(&'a String, &'a CityPref)>| {
+            for s in LIST_FIELDS.iter().filter(|s| s.per_city == city.is_some()) {
+                for value in s.field.get(g, city.map(|c| c.1)) {
+                    out.push(ListItem {
+                        field: s.field,
+                        city: city.map(|c| c.0.as_str()),
+                        value,
+                    });
+                }
+            }
+        };
+        push(None);
+        for city in &self.city_specific_preferences {
+            push(Some(city));
+        }
     }
 
     /// Atomic preference points: every list item plus the 3 scalars (paper Table 9's definition).

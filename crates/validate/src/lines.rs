@@ -432,7 +432,11 @@ pub(super) fn check(v: &Validator, t: &mut Task, _mode: Mode, out: &mut Outcome)
     let items: Vec<Vec<ListItem>> = t
         .user_preferences
         .values()
-        .map(|e| e.preference.list_items().collect())
+        .map(|e| {
+            let mut items = Vec::with_capacity(64);
+            e.preference.list_items_into(&mut items);
+            items
+        })
         .collect();
     let tables = Terms::tables_beyond(items.iter().flatten().map(|i| i.value), &known);
     let mut sets = known;
