@@ -37,18 +37,20 @@ pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &
                 .any(|o| o.mode == m && usable(v, l, legs.len(), o))
         })
     };
-    let route = format!(
-        "{} -> {} -> {}",
-        t.metadata.departure_city,
-        t.metadata.cities.join(" -> "),
-        t.metadata.departure_city
-    );
-    let users: Vec<String> = t.user_preferences.keys().cloned().collect();
+    // written only into a finding (most tasks have none)
+    let route = || {
+        format!(
+            "{} -> {} -> {}",
+            t.metadata.departure_city,
+            t.metadata.cities.join(" -> "),
+            t.metadata.departure_city
+        )
+    };
     let rejected = firm_rejects(t);
     // the must lists of the members who cannot yield, kept so far
     let mut firm_musts: Vec<Vec<String>> = Vec::new();
-    for u in &users {
-        let entry = &t.user_preferences[u];
+    for i in 0..t.user_preferences.len() {
+        let (u, entry) = t.user_preferences.get_index(i).expect("a member");
         if entry.compromisable {
             continue;
         }
@@ -61,7 +63,8 @@ pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &
             Some(m) => Some((
                 m.clone(),
                 format!(
-                    "{m} serves no leg of {route} with at most {} changes within a travel day; member made compromisable",
+                    "{m} serves no leg of {} with at most {} changes within a travel day; member made compromisable",
+                    route(),
                     v.cfg.validate.max_transfers
                 ),
             )),
@@ -76,8 +79,9 @@ pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &
                     &musts,
                 );
                 (!fares.contains_key(&all)).then(|| (tr.must.join("/"), format!(
-                    "a trip by {} cannot be planned on {route} together with the must modes of the members before who cannot yield; member made compromisable",
-                    tr.must.join("/")
+                    "a trip by {} cannot be planned on {} together with the must modes of the members before who cannot yield; member made compromisable",
+                    tr.must.join("/"),
+                    route()
                 )))
             }
             None => None,
@@ -98,8 +102,9 @@ pub(super) fn check(v: &Validator, t: &mut Task, trip: &Trip, mode: Mode, out: &
             message,
         );
         if mode == Mode::Fix {
-            t.user_preferences.get_mut(u).expect("user").compromisable = true;
-            t.metadata.compromise_pattern.push(u.clone());
+            let u = u.clone();
+            t.user_preferences[i].compromisable = true;
+            t.metadata.compromise_pattern.push(u);
         } else if !tr.must.is_empty() {
             // audited as it stands: the member stays firm, so their must still binds the rest
             firm_musts.push(tr.must.clone());
