@@ -325,14 +325,15 @@ fn read_clause<'a>(
     let mut rest = String::with_capacity(text.len());
     // the start of the text not yet copied to `rest`
     let mut copied = 0;
-    let mut i = 0;
-    while i < text.len() {
+    // each character decoded once, with the next one (a term's key is its first two)
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, first)) = chars.next() {
+        let second = chars.peek().map_or('\0', |&(_, c)| c);
         let tail = &text[i..];
         let found = any
-            .may_start(tail)
+            .may_start(first, second)
             .and_then(|key| recognise(sets, tail, key));
         let Some(found) = found else {
-            i += tail.chars().next().map_or(1, char::len_utf8);
             continue;
         };
         let len = found.len;
@@ -349,25 +350,27 @@ fn read_clause<'a>(
         }
         rest.push_str(&text[copied..i]);
         rest.push('|');
-        i += len;
-        copied = i;
+        copied = i + len;
+        while chars.next_if(|&(j, _)| j < copied).is_some() {}
     }
     rest.push_str(&text[copied..]);
     let mut j = 0;
-    while j < rest.len() {
+    while let Some(first) = rest[j..].chars().next() {
         let tail = &rest[j..];
-        if let Some((len, m)) = marker_at(tail) {
+        // most characters start neither: asked of the character first
+        if let Some((len, m)) = words::may_start(first).then(|| marker_at(tail)).flatten() {
             c.stances.extend(m.stance);
             c.limit |= m.limit;
             j += len;
             continue;
         }
-        if let Some((len, f)) = figure_at(tail, &rest) {
+        let figure = figures::may_start(first).then(|| figure_at(tail, &rest));
+        if let Some((len, f)) = figure.flatten() {
             c.figures.extend(f);
             j += len;
             continue;
         }
-        j += tail.chars().next().map_or(1, char::len_utf8);
+        j += first.len_utf8();
     }
     c
 }

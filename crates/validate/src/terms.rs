@@ -82,10 +82,9 @@ impl AnyKey {
         }
         AnyKey(bits)
     }
-    /// The key of `text` (its first two characters) where a term of some set may start it
-    /// (no false "no"), for [`recognise`].
-    pub(crate) fn may_start(&self, text: &str) -> Option<(char, char)> {
-        let (first, second) = key2(text)?;
+    /// The key of a text that starts with `first` and `second` (`\0` at its end) where a term
+    /// of some set may start it (no false "no"), for [`recognise`].
+    pub(crate) fn may_start(&self, first: char, second: char) -> Option<(char, char)> {
         let may =
             (second != '\0' && self.0.may_hold((first, second))) || self.0.may_hold((first, '\0'));
         may.then_some((first, second))

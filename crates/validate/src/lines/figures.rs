@@ -54,13 +54,16 @@ pub(super) fn figure_at(tail: &str, clause: &str) -> Option<(usize, Option<Figur
     Some((used, None))
 }
 
+/// Whether a number may start with `first`: asked at every character of a line, and most
+/// start none.
+pub(super) fn may_start(first: char) -> bool {
+    first.is_ascii_digit() || chinese_digit(first).is_some() || chinese_unit(first).is_some()
+}
+
 /// A number that starts `text`: digits (with thousands commas, a decimal point and a 千 / 万
 /// after them) or Chinese numerals; with the bytes it takes.
 pub(super) fn number_at(text: &str) -> Option<(u32, usize)> {
-    // asked at every character of a line: most start no number
-    let first = text.chars().next()?;
-    if !(first.is_ascii_digit() || chinese_digit(first).is_some() || chinese_unit(first).is_some())
-    {
+    if !may_start(text.chars().next()?) {
         return None;
     }
     let digits: String = text

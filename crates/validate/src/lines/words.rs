@@ -195,6 +195,11 @@ impl ByFirst {
     }
 }
 
+/// Whether a marker may start with `first` (no false "no"): most characters start none.
+pub(super) fn may_start(first: char) -> bool {
+    ByFirst::get().firsts.may_hold((first, '\0'))
+}
+
 /// The marker that starts `text`, longest first.
 pub(super) fn marker_at(text: &str) -> Option<(usize, Marker)> {
     let by_first = ByFirst::get();
