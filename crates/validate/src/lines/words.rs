@@ -200,14 +200,10 @@ pub(super) fn may_start(first: char) -> bool {
     ByFirst::get().firsts.may_hold((first, '\0'))
 }
 
-/// The marker that starts `text`, longest first.
+/// The marker that starts `text`, longest first (asked where [`may_start`] says one may).
 pub(super) fn marker_at(text: &str) -> Option<(usize, Marker)> {
-    let by_first = ByFirst::get();
     let first = text.chars().next()?;
-    if !by_first.firsts.may_hold((first, '\0')) {
-        return None;
-    }
-    by_first
+    ByFirst::get()
         .map
         .get(&first)?
         .iter()
