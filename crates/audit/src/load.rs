@@ -3,6 +3,7 @@
 
 use super::report::{BAD_LINES_LISTED, BadLine, Report, Tally};
 use anyhow::Result;
+use gtb_core::direct::ALIGN;
 use gtb_core::task::Task;
 use rayon::prelude::*;
 use std::path::Path;
@@ -163,14 +164,14 @@ fn fold_line<F: LineFold>(f: &F, acc: &mut F::Acc, raw: &[u8], line: usize) {
 /// this one; two buffers go back and forth between them.
 pub fn fold_reader<F: LineFold>(
     f: &F,
-    input: impl std::io::BufRead + Send,
+    input: impl std::io::Read + Send,
     block: usize,
 ) -> std::io::Result<F::Acc> {
     use std::sync::mpsc::sync_channel;
-    let (full_tx, full_rx) = sync_channel::<std::io::Result<Vec<u8>>>(1);
-    let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(2);
+    let (full_tx, full_rx) = sync_channel::<std::io::Result<Block>>(1);
+    let (empty_tx, empty_rx) = sync_channel::<Block>(2);
     for _ in 0..2 {
-        let _ = empty_tx.send(Vec::with_capacity(block + (1 << 16)));
+        let _ = empty_tx.send(Block::default());
     }
     std::thread::scope(|s| {
         s.spawn(move || read_blocks(input, block, &empty_rx, &full_tx));
@@ -178,7 +179,7 @@ pub fn fold_reader<F: LineFold>(
         let mut line = 1;
         for buf in full_rx {
             let buf = buf?;
-            let (a, newlines) = fold_block(f, &buf, line);
+            let (a, newlines) = fold_block(f, buf.lines(), line);
             acc = f.merge(acc, a);
             line += newlines;
             // the reader may have stopped (at the end); its buffers are not needed then
@@ -192,36 +193,39 @@ pub fn fold_reader<F: LineFold>(
 /// block is read on to its newline; the last line need not end in one), hand it on, and carry
 /// the part line after its last newline into the next buffer.
 fn read_blocks(
-    mut input: impl std::io::BufRead,
+    mut input: impl std::io::Read,
     block: usize,
-    empty: &std::sync::mpsc::Receiver<Vec<u8>>,
-    full: &std::sync::mpsc::SyncSender<std::io::Result<Vec<u8>>>,
+    empty: &std::sync::mpsc::Receiver<Block>,
+    full: &std::sync::mpsc::SyncSender<std::io::Result<Block>>,
 ) {
     let mut carry: Vec<u8> = Vec::new();
     let mut eof = false;
     while !eof {
         let Ok(mut buf) = empty.recv() else { return };
-        buf.clear();
-        buf.append(&mut carry);
+        buf.begin(&carry, block);
+        // a block after the part line; past a long line's end, 64 KB more at a time
+        let mut target = buf.end + block.max(1 << 16);
         let cut = loop {
-            match fill(&mut input, &mut buf, block) {
+            match buf.fill(&mut input, target) {
                 Err(e) => {
                     let _ = full.send(Err(e));
                     return;
                 }
                 Ok(true) => {
                     eof = true;
-                    break buf.len();
+                    break buf.end;
                 }
                 Ok(false) => {
-                    if let Some(p) = buf.iter().rposition(|&b| b == b'\n') {
-                        break p + 1;
+                    if let Some(p) = memchr::memrchr(b'\n', buf.lines()) {
+                        break buf.start + p + 1;
                     }
+                    target = buf.end + (1 << 16);
                 }
             }
         };
-        carry.extend_from_slice(&buf[cut..]);
-        buf.truncate(cut);
+        carry.clear();
+        carry.extend_from_slice(&buf.bytes[cut..buf.end]);
+        buf.end = cut;
         if full.send(Ok(buf)).is_err() {
             return;
         }
@@ -233,28 +237,51 @@ pub fn fold_bytes<F: LineFold>(f: &F, bytes: &[u8]) -> F::Acc {
     fold_block(f, bytes, 1).0
 }
 
-/// Read until `buf` holds `block` bytes or more (a read past a long line's end adds up to
-/// 64 KB); true at the end of the input. The reader's own buffer is copied in: `read_to_end`
-/// zeroed the spare capacity of `buf` before each read (1.4 % of a 100K validate).
-fn fill(
-    input: &mut impl std::io::BufRead,
-    buf: &mut Vec<u8>,
-    block: usize,
-) -> std::io::Result<bool> {
-    let target = block.max(buf.len() + (1 << 16));
-    while buf.len() < target {
-        let have = match input.fill_buf() {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            have => have?,
-        };
-        if have.is_empty() {
-            return Ok(true);
-        }
-        let n = have.len().min(target - buf.len());
-        buf.extend_from_slice(&have[..n]);
-        input.consume(n);
+/// A buffer of the reader thread: its lines are `bytes[start..end]`. The bytes are read from
+/// an offset aligned to [`ALIGN`] (the part line carried over from the block before sits just
+/// ahead of it), so that a file read around the page cache goes straight into them; and the
+/// vector stays at its full length, so that no read zeroes its spare room first.
+#[derive(Default)]
+struct Block {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Block {
+    fn lines(&self) -> &[u8] {
+        &self.bytes[self.start..self.end]
     }
-    Ok(false)
+
+    /// Start the buffer with `carry`, with room after it for a `block` (at least 64 KB).
+    fn begin(&mut self, carry: &[u8], block: usize) {
+        let ahead = carry.len().next_multiple_of(ALIGN);
+        let needed = ALIGN + ahead + block.max(1 << 16);
+        if self.bytes.len() < needed {
+            // room for a part line of up to 1 MB ahead, so that the next block fits too
+            self.bytes = vec![0; needed.max(ALIGN + (1 << 20) + block.max(1 << 16))];
+        }
+        let at = self.bytes.as_ptr().align_offset(ALIGN).min(ALIGN) + ahead;
+        (self.start, self.end) = (at - carry.len(), at);
+        self.bytes[self.start..at].copy_from_slice(carry);
+    }
+
+    /// Read until the buffer's lines end at `target` (it grows to hold them); true at the end
+    /// of the input.
+    fn fill(&mut self, input: &mut impl std::io::Read, target: usize) -> std::io::Result<bool> {
+        if self.bytes.len() < target {
+            self.bytes.resize(target, 0);
+        }
+        while self.end < target {
+            match input.read(&mut self.bytes[self.end..target]) {
+                Ok(0) => return Ok(true),
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
 }
 
 /// The audit's pass: every task counted into a [`Tally`], malformed lines kept with their
@@ -279,13 +306,13 @@ impl LineFold for TallyFold {
 
 /// Count every task read from `input`, a block of about 32 MB at a time (memory stays flat
 /// however large the file).
-pub fn tally_reader(input: impl std::io::BufRead + Send) -> std::io::Result<Tally> {
+pub fn tally_reader(input: impl std::io::Read + Send) -> std::io::Result<Tally> {
     tally_reader_in_blocks(input, 32 << 20)
 }
 
 /// [`tally_reader`] with a chosen block size (for tests of the block boundaries).
 pub fn tally_reader_in_blocks(
-    input: impl std::io::BufRead + Send,
+    input: impl std::io::Read + Send,
     block: usize,
 ) -> std::io::Result<Tally> {
     fold_reader(&TallyFold, input, block)
@@ -309,12 +336,9 @@ pub fn input_name(path: &Path) -> String {
 }
 
 /// A task file, or standard input for `-`, as a reader.
-pub fn open_input(path: &Path) -> Result<Box<dyn std::io::BufRead + Send>> {
+pub fn open_input(path: &Path) -> Result<Box<dyn std::io::Read + Send>> {
     if path.as_os_str() == STDIN {
-        return Ok(Box::new(std::io::BufReader::with_capacity(
-            1 << 20,
-            std::io::stdin(),
-        )));
+        return Ok(Box::new(std::io::stdin()));
     }
     let file = gtb_core::direct::DirectRead::open(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", input_name(path)))?;

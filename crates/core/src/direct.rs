@@ -239,15 +239,46 @@ impl Drop for DirectFile {
 }
 
 /// A file read around the page cache, a [`READ_BLOCK`] at a time (the usual way where the file
-/// system refuses), as a buffered reader.
+/// system refuses), as a buffered reader. A read of a whole aligned buffer of at least a block
+/// goes straight into it, past this reader's buffer.
 pub struct DirectRead {
-    file: File,
+    disk: Disk,
     buf: Vec<u8>,
     start: usize,
     /// the unread bytes of the block: `buf[start + pos..start + len]`
     pos: usize,
     len: usize,
+}
+
+/// The file of a [`DirectRead`], and how it is being read.
+struct Disk {
+    file: File,
     direct: bool,
+    /// the file's offset is a multiple of [`ALIGN`] (every read so far was of whole blocks)
+    aligned: bool,
+}
+
+impl Disk {
+    /// One read into `out`; None when the file system refused to read directly (the offset
+    /// or memory not aligned, or at the unaligned end of the file after its last block): it
+    /// reads the usual way from then on, ask again.
+    fn read(&mut self, out: &mut [u8]) -> io::Result<Option<usize>> {
+        loop {
+            match self.file.read(out) {
+                Ok(n) => {
+                    self.aligned &= n % ALIGN == 0;
+                    return Ok(Some(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                    clear_direct(&self.file)?;
+                    self.direct = false;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 impl DirectRead {
@@ -255,13 +286,31 @@ impl DirectRead {
         let (file, direct) = opened(open_direct_read(path), || File::open(path))?;
         let (buf, start) = aligned(READ_BLOCK);
         Ok(DirectRead {
-            file,
+            disk: Disk {
+                file,
+                direct,
+                aligned: true,
+            },
             buf,
             start,
             pos: 0,
             len: 0,
-            direct,
         })
+    }
+
+    /// Read straight into `out` when this reader's buffer is used up and the read can be
+    /// direct (`out` aligned and at least a block, the offset aligned): all of `out`'s whole
+    /// blocks, so that a caller reading large blocks has nothing copied. None when it cannot.
+    fn read_past(&mut self, out: &mut [u8]) -> io::Result<Option<usize>> {
+        let whole = out.len() / ALIGN * ALIGN;
+        let Disk {
+            direct, aligned, ..
+        } = self.disk;
+        let usable = self.pos == self.len && direct && aligned;
+        if !usable || whole < READ_BLOCK || out.as_ptr().align_offset(ALIGN) != 0 {
+            return Ok(None);
+        }
+        self.disk.read(&mut out[..whole])
     }
 
     /// Read the next block once this one is used up.
@@ -271,18 +320,9 @@ impl DirectRead {
         }
         loop {
             let block = &mut self.buf[self.start..self.start + READ_BLOCK];
-            match self.file.read(block) {
-                Ok(n) => {
-                    (self.pos, self.len) = (0, n);
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // refused, or at the unaligned end of the file after its last block
-                Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                    clear_direct(&self.file)?;
-                    self.direct = false;
-                }
-                Err(e) => return Err(e),
+            if let Some(n) = self.disk.read(block)? {
+                (self.pos, self.len) = (0, n);
+                return Ok(());
             }
         }
     }
@@ -291,6 +331,9 @@ impl DirectRead {
 impl Read for DirectRead {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         use io::BufRead;
+        if let Some(n) = self.read_past(out)? {
+            return Ok(n);
+        }
         let have = self.fill_buf()?;
         let n = have.len().min(out.len());
         out[..n].copy_from_slice(&have[..n]);
@@ -453,6 +496,25 @@ mod tests {
                     got.extend_from_slice(&chunk[..n]);
                 }
                 assert_eq!(got, bytes, "size {size}, reads of {piece}");
+            }
+            // reads into aligned buffers of whole blocks go past the reader's buffer
+            let (mut big, start) = aligned(2 * READ_BLOCK + ALIGN);
+            for first in [0usize, 1, ALIGN] {
+                let mut r = DirectRead::open(&path).unwrap();
+                let mut got = vec![0u8; first];
+                let n = r.read(&mut got).unwrap();
+                got.truncate(n);
+                for len in [READ_BLOCK, 2 * READ_BLOCK + ALIGN - 1, 4096]
+                    .iter()
+                    .cycle()
+                {
+                    let n = r.read(&mut big[start..start + len]).unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&big[start..start + n]);
+                }
+                assert_eq!(got, bytes, "size {size}, an aligned read after {first}");
             }
             let lines: Vec<String> = DirectRead::open(&path)
                 .unwrap()

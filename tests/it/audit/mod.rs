@@ -479,7 +479,7 @@ fn a_read_error_part_way_is_an_error_not_a_short_count() {
     }
     for block in [1, 100, 1 << 20] {
         let good = line.repeat(40).into_bytes();
-        let failing = std::io::BufReader::new(Failing(std::io::Cursor::new(good)));
+        let failing = Failing(std::io::Cursor::new(good));
         let err = tally_reader_in_blocks(failing, block);
         assert_eq!(err.err().map(|e| e.to_string()), Some("disk gone".into()));
     }
