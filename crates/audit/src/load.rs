@@ -200,11 +200,14 @@ fn read_blocks(
 ) {
     let mut carry: Vec<u8> = Vec::new();
     let mut eof = false;
+    // the first block an eighth of the others: the workers wait for it
+    let mut size = (block / 8).next_multiple_of(ALIGN);
     while !eof {
         let Ok(mut buf) = empty.recv() else { return };
         buf.begin(&carry, block);
         // a block after the part line; past a long line's end, 64 KB more at a time
-        let mut target = buf.end + block.max(1 << 16);
+        let mut target = buf.end + size.max(1 << 16);
+        size = block;
         let cut = loop {
             match buf.fill(&mut input, target) {
                 Err(e) => {
