@@ -439,6 +439,34 @@ mod tests {
         }
     }
 
+    /// A file on disk is read around the page cache, straight into the blocks' aligned
+    /// buffers once the reader's own buffer is used up: every line once, with its number,
+    /// whatever the line lengths where the blocks meet.
+    #[test]
+    fn issue27_a_file_read_directly_folds_every_line_once() {
+        let cities = [r#""丽江市""#, r#""大理市", "丽江市""#, "", r#""成都市""#];
+        let mut text = String::new();
+        for i in 0..60_000 {
+            let mut line = task_line(i, cities[i % 4]);
+            // lines of many lengths, so that blocks end anywhere
+            line.push_str(&" ".repeat(i * 7 % 61));
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let mut want = fold_bytes(&Order, text.as_bytes());
+        want.sort();
+        for block in [8 << 20, 5 << 20] {
+            let file = gtb_core::direct::DirectRead::open(&path).unwrap();
+            let mut got = fold_reader(&Order, file, block).unwrap();
+            got.sort();
+            assert_eq!(got.len(), 60_000, "block {block}");
+            assert!(got == want, "block {block}: the lines differ");
+        }
+    }
+
     #[test]
     fn issue27_destinations_are_read_from_the_bytes_or_are_none() {
         assert_eq!(
