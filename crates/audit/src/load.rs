@@ -208,6 +208,9 @@ fn read_blocks(
         // a block after the part line; past a long line's end, 64 KB more at a time
         let mut target = buf.end + size.max(1 << 16);
         size = block;
+        // the bytes not yet searched for a newline (the part line has none): a line longer
+        // than a block is searched once, not again at every 64 KB read past it
+        let mut unsearched = buf.end;
         let cut = loop {
             match buf.fill(&mut input, target) {
                 Err(e) => {
@@ -219,9 +222,11 @@ fn read_blocks(
                     break buf.end;
                 }
                 Ok(false) => {
-                    if let Some(p) = memchr::memrchr(b'\n', buf.lines()) {
-                        break buf.start + p + 1;
+                    let read = &buf.bytes[unsearched..buf.end];
+                    if let Some(p) = memchr::memrchr(b'\n', read) {
+                        break unsearched + p + 1;
                     }
+                    unsearched = buf.end;
                     target = buf.end + (1 << 16);
                 }
             }
@@ -264,7 +269,7 @@ impl Block {
             // room for a part line of up to 1 MB ahead, so that the next block fits too
             self.bytes = vec![0; needed.max(ALIGN + (1 << 20) + block.max(1 << 16))];
         }
-        let at = self.bytes.as_ptr().align_offset(ALIGN).min(ALIGN) + ahead;
+        let at = gtb_core::direct::aligned_start(&self.bytes) + ahead;
         (self.start, self.end) = (at - carry.len(), at);
         self.bytes[self.start..at].copy_from_slice(carry);
     }

@@ -41,8 +41,14 @@ fn opened(
 /// A buffer of `size` bytes aligned to [`ALIGN`]: the vector and where the aligned part starts.
 fn aligned(size: usize) -> (Vec<u8>, usize) {
     let buf = vec![0u8; size + ALIGN];
-    let start = buf.as_ptr().align_offset(ALIGN).min(ALIGN);
+    let start = aligned_start(&buf);
     (buf, start)
+}
+
+/// Where the first [`ALIGN`]ed byte of `buf` is (within its first `ALIGN` bytes, for a buffer
+/// that long).
+pub fn aligned_start(buf: &[u8]) -> usize {
+    buf.as_ptr().align_offset(ALIGN).min(ALIGN)
 }
 
 /// The writing itself, on the writer's thread (`DirectFile`).
