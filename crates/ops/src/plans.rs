@@ -25,18 +25,24 @@ pub struct Witnesses {
     pub regenerated: usize,
 }
 
-/// Write `plans.jsonl` in the task file's order and the witness reports; returns the
-/// manifest's `witness` section. `tasks_sha` is the published task file's sha256, `lines`
-/// its line count.
+/// Write `plans.jsonl` in the task file's order (the shuffle of `seed`, as the task file's):
+/// its sha256 and line count. It needs nothing of the task file, so publishing writes the two
+/// at once.
+pub(crate) fn write_plans(w: &Witnesses, seed: u64, tasks: &Path) -> Result<(String, usize)> {
+    crate::lines::Lines::scan(&w.parts)?.write_shuffled(seed, &plans_path(tasks))
+}
+
+/// The witness reports of the plans `write_plans` wrote (`plans`: its sha256 and line count);
+/// returns the manifest's `witness` section. `tasks_sha` is the published task file's sha256,
+/// `lines` its line count.
 pub(crate) fn publish_plans(
     w: &Witnesses,
-    seed: u64,
+    (sha, n): (String, usize),
     tasks: &Path,
     reports: &Path,
     (tasks_sha, lines): (&str, usize),
 ) -> Result<Value> {
     let plans = plans_path(tasks);
-    let (sha, n) = crate::lines::Lines::scan(&w.parts)?.write_shuffled(seed, &plans)?;
     if n != lines {
         bail!(
             "{}: {n} witness lines for {lines} tasks (every task of a build has one)",

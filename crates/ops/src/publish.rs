@@ -4,13 +4,13 @@
 //!
 //! Publish order, so that a crash at any point leaves no report or manifest that disagrees
 //! with the task file: (1) remove the manifest, the plans and the reports of the previous
-//! file; (2) put the new task file in place (temp + rename), then its plans (`[solve]`:
-//! `plans`); (3) write the validation report, the audit and the witness figures, each
+//! file; (2) put the new task file and its plans in place (`[solve]`: `plans`; each temp +
+//! rename, written at once); (3) write the validation report, the audit and the witness figures, each
 //! carrying the sha256 of the file it describes; (4) write the manifest, last. A split
 //! without a manifest is incomplete, and the next build's write stage reruns. The validated
 //! lines are copied in a seeded shuffled order (`crate::lines`).
 
-use crate::plans::{WITNESS_REPORTS, Witnesses, plans_path, publish_plans};
+use crate::plans::{WITNESS_REPORTS, Witnesses, plans_path, publish_plans, write_plans};
 use crate::sinks::{ReportDir, ReportSink};
 use anyhow::{Context, Result};
 use gtb_core::digest;
@@ -136,17 +136,25 @@ pub struct Publication<'a> {
 pub fn publish(mut p: Publication) -> Result<(String, usize)> {
     unpublish(&p)?;
     crash_point("write:unpublished");
-    let (sha, tasks) = p.lines.write_shuffled(p.seed, &p.tasks)?;
+    // the task file and the plans at once: each copy is bound by its one hashing thread
+    let (written, plans) = std::thread::scope(|s| {
+        let plans = (p.witnesses.as_ref()).map(|w| s.spawn(|| write_plans(w, p.seed, &p.tasks)));
+        let written = p.lines.write_shuffled(p.seed, &p.tasks);
+        let plans = plans.map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        (written, plans)
+    });
+    let (sha, tasks) = written?;
+    let plans = plans.transpose()?;
     crash_point("write:tasks-in-place");
-    let witness = match &p.witnesses {
-        Some(w) => Some(publish_plans(
+    let witness = match (&p.witnesses, plans) {
+        (Some(w), Some(plans)) => Some(publish_plans(
             w,
-            p.seed,
+            plans,
             &p.tasks,
             &p.reports,
             (&sha, tasks),
         )?),
-        None => None,
+        _ => None,
     };
     let world = match p.resources {
         Some(res) => Some(crate::world::publish_world(&p.tasks, res)?),
