@@ -58,8 +58,8 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         out
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        // the witness search frees and takes pages at a high rate (`gtb_alloc`)
-        let _keep = ctx.cfg.solve.enabled.then(gtb_alloc::keep_freed_pages);
+        // the witness search, and the checks, free and take pages at a high rate (`gtb_alloc`)
+        let _keep = gtb_alloc::keep_freed_pages();
         let streamed = std::mem::take(&mut art.generate_streams);
         let skeletons = &art.sampled()?.skeletons;
         let validator = Validator::new(ctx.res, ctx.cfg);
