@@ -45,46 +45,58 @@ unsafe extern "C" {
 }
 
 /// While it lives, memory freed stays with the process for the next allocations instead of
-/// going back to the OS; dropped, mimalloc's purging is as before and what is free goes back.
+/// going back to the OS; when the last one held is dropped, mimalloc's purging is as before
+/// and what is free goes back.
 ///
 /// The witness search frees and takes pages at a high rate, and each page mimalloc returned
 /// came back as a fresh fault, zeroed by the kernel (on a virtual machine, first touched on the
 /// host too). A 100,000-task default build: 185.3 s and 785 MiB at peak; with purging off for
 /// the whole process 173.5 s (system time 5.3 s against 14.0 s) but 1,047 MiB, the world
-/// written on top of all the search had freed; held for the validate stage alone (`gtb_build`),
-/// 177.6 s and 880 MiB; without witnesses, 6.05–6.23 s against 5.74–5.98 s (RSS +10–20 MiB,
-/// purging off for the whole process). A user's `MIMALLOC_PURGE_DELAY` wins: then this does nothing.
+/// written on top of all the search had freed; held for the validate stage alone
+/// (`gtb_build`), 177.6 s and 880 MiB. Without witnesses, 6.05–6.23 s against 5.74–5.98 s
+/// (RSS +10–20 MiB). A user's `MIMALLOC_PURGE_DELAY` wins: then this does nothing.
 pub struct KeepFreedPages {
-    before: Option<std::ffi::c_long>,
+    held: bool,
 }
+
+/// How many [`KeepFreedPages`] live, and the purge delay before the first.
+static HOLDS: std::sync::Mutex<(usize, std::ffi::c_long)> = std::sync::Mutex::new((0, 0));
 
 /// See [`KeepFreedPages`].
 pub fn keep_freed_pages() -> KeepFreedPages {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
-        return KeepFreedPages { before: None };
+        return KeepFreedPages { held: false };
     }
-    // SAFETY: mimalloc's option calls take and return plain integers
-    let before = unsafe { mi_option_get(PURGE_DELAY) };
-    unsafe { mi_option_set(PURGE_DELAY, -1) };
-    KeepFreedPages {
-        before: Some(before),
+    let mut holds = HOLDS.lock().unwrap_or_else(|p| p.into_inner());
+    if holds.0 == 0 {
+        // SAFETY: mimalloc's option calls take and return plain integers
+        holds.1 = unsafe { mi_option_get(PURGE_DELAY) };
+        unsafe { mi_option_set(PURGE_DELAY, -1) };
     }
+    holds.0 += 1;
+    KeepFreedPages { held: true }
 }
 
 impl Drop for KeepFreedPages {
     fn drop(&mut self) {
-        if let Some(before) = self.before {
+        if !self.held {
+            return;
+        }
+        let mut holds = HOLDS.lock().unwrap_or_else(|p| p.into_inner());
+        holds.0 -= 1;
+        if holds.0 == 0 {
             // SAFETY: as above; mi_collect only frees what no allocation holds
             unsafe {
-                mi_option_set(PURGE_DELAY, before);
+                mi_option_set(PURGE_DELAY, holds.1);
                 mi_collect(true);
             }
         }
     }
 }
 
-/// Whether [`PURGE_DELAY`] names mimalloc's purge delay: its default (1,000 ms in mimalloc v3's options.c) unless the user
-/// set it, and what [`keep_freed_pages`] sets while held (a test of gtb's runs this).
+/// Whether [`PURGE_DELAY`] names mimalloc's purge delay: its default (1,000 ms in mimalloc
+/// v3's `options.c`) unless the user set it, -1 while held (twice over), the default again
+/// after (a test of gtb's runs this).
 pub fn purge_delay_is_mimallocs() -> bool {
     // SAFETY: as above
     let now = || unsafe { mi_option_get(PURGE_DELAY) };
@@ -93,8 +105,12 @@ pub fn purge_delay_is_mimallocs() -> bool {
     }
     let default = now() == 1000;
     let held = {
-        let _keep = keep_freed_pages();
-        now() == -1
+        let first = keep_freed_pages();
+        let second = keep_freed_pages();
+        drop(first);
+        let still = now() == -1;
+        drop(second);
+        still
     };
     default && held && now() == 1000
 }

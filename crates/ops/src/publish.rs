@@ -5,10 +5,10 @@
 //! Publish order, so that a crash at any point leaves no report or manifest that disagrees
 //! with the task file: (1) remove the manifest, the plans and the reports of the previous
 //! file; (2) put the new task file and its plans in place (`[solve]`: `plans`; each temp +
-//! rename, written at once); (3) write the validation report, the audit and the witness figures, each
-//! carrying the sha256 of the file it describes; (4) write the manifest, last. A split
-//! without a manifest is incomplete, and the next build's write stage reruns. The validated
-//! lines are copied in a seeded shuffled order (`crate::lines`).
+//! rename, written at once); (3) write the validation report, the audit and the witness
+//! figures, each carrying the sha256 of the file it describes; (4) write the manifest, last.
+//! A split without a manifest is incomplete, and the next build's write stage reruns. The
+//! validated lines are copied in a seeded shuffled order (`crate::lines`).
 
 use crate::plans::{WITNESS_REPORTS, Witnesses, plans_path, publish_plans, write_plans};
 use crate::sinks::{ReportDir, ReportSink};
