@@ -188,6 +188,9 @@ pub(super) struct Tally {
     /// the audit's counts of the accepted tasks, taken while they are in memory (publishing
     /// then needs no second parse of the task file)
     pub audit: AuditTally,
+    /// `[solve]`: the witness figures' samples of the accepted slots, in slot order
+    /// (publishing then needs not read the plans back)
+    pub samples: gtb_ops::solve::SlotSamples,
 }
 
 impl Tally {
@@ -200,6 +203,7 @@ impl Tally {
             slots,
             regenerated_for_witness: 0,
             audit: AuditTally::default(),
+            samples: Default::default(),
         }
     }
 

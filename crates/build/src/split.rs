@@ -157,6 +157,8 @@ pub(super) struct Validated {
     pub summary: ValidateSummary,
     /// the audit's counts of the accepted tasks, when validate ran in this process
     pub audit: Option<gtb_audit::report::Tally>,
+    /// `[solve]`: the witness figures' samples, when validate ran in this process
+    pub samples: Option<gtb_ops::solve::SlotSamples>,
 }
 
 /// What `write` (or `shard`) hands on: the published file and its sha256.

@@ -100,6 +100,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         }
         gtb_ops::publish::crash_point("validate:lines-written");
         pb.finish_and_clear();
+        let samples = std::mem::take(&mut tally.samples);
         let (report, summary, audit) = summarise(skeletons, tally);
         // published by the write stage, with the sha256 of the file it describes
         ReportDir(work.root.clone()).write_report(&report)?;
@@ -111,6 +112,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         art.validate = Some(Validated {
             summary,
             audit: Some(audit),
+            samples: Some(samples),
         });
         Ok(())
     }
@@ -118,6 +120,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         art.validate = Some(Validated {
             summary: ValidateSummary::read(&ctx.paths.work)?,
             audit: None,
+            samples: None,
         });
         Ok(())
     }
@@ -306,6 +309,9 @@ fn write_slots(
         if let Some(witness) = witness {
             out.witnesses.write_all(&witness)?;
             out.witnesses.write_all(b"\n")?;
+        }
+        if let (Some(task), Some(w)) = (h.accepted(), h.witness()) {
+            tally.samples.push(&task.difficulty_type, w);
         }
     }
     // the tasks are many and large: freed by the workers, not one by one here

@@ -45,11 +45,13 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for WriteSplit {
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
         let validated = art.validated()?;
         let (counts, audit) = (validated.summary.clone(), validated.audit.take());
+        let samples = validated.samples.take();
         let work = &ctx.paths.work;
         let report = super::validate::waiting_report(work)?;
         let witnesses = ctx.cfg.solve.enabled.then(|| Witnesses {
             parts: vec![super::validate::witness_path(work)],
             regenerated: counts.regenerated_for_witness,
+            samples,
         });
         let base = manifest_base(ctx, &art.decided, counts);
         let (sha, _) = publish(Publication {

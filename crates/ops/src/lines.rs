@@ -86,8 +86,7 @@ impl Lines {
     /// Write the lines in the seeded shuffled order of a split to `to` (atomically); returns
     /// its sha256 and line count.
     pub fn write_shuffled(&self, seed: u64, to: &Path) -> Result<(String, usize)> {
-        let mut order: Vec<usize> = (0..self.spans.len()).collect();
-        order.shuffle(&mut item_rng(seed, "write", "order"));
+        let order = shuffled_order(seed, self.spans.len());
         Ok((self.write(&order, to)?, order.len()))
     }
 
@@ -111,6 +110,14 @@ impl Lines {
         buf.push(b'\n');
         Ok(())
     }
+}
+
+/// The seeded shuffled order of a split's `n` lines: the line at each place of the published
+/// file, by its place in slot order.
+pub fn shuffled_order(seed: u64, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut item_rng(seed, "write", "order"));
+    order
 }
 
 /// `part offset length`, inside a part of the given sizes and followed by its newline there.

@@ -148,7 +148,11 @@ fn shard_witnesses(found: &[Found], regenerated: usize) -> Result<Option<Witness
             found.len()
         );
     }
-    Ok(Some(Witnesses { parts, regenerated }))
+    Ok(Some(Witnesses {
+        parts,
+        regenerated,
+        samples: None,
+    }))
 }
 
 /// The shards' LLM accounting for the merged manifest: each shard's, and the totals of what

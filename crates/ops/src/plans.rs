@@ -4,7 +4,7 @@
 //! one line per task), then the reference figures to `<reports>/witness.{md,json}`, and hands
 //! the manifest its `witness` section. Nothing is solved twice.
 
-use crate::solve::{FigureTally, Figures, Sample};
+use crate::solve::{FigureTally, Figures, Sample, SlotSamples};
 use anyhow::{Context, Result, bail};
 use gtb_core::digest;
 use serde_json::{Value, json};
@@ -23,6 +23,9 @@ pub struct Witnesses {
     pub parts: Vec<PathBuf>,
     /// slots whose task was regenerated or replaced for want of a witness plan
     pub regenerated: usize,
+    /// the figures' samples of every slot, when validate ran in this process (else the
+    /// published plans are read back for them)
+    pub samples: Option<SlotSamples>,
 }
 
 /// Write `plans.jsonl` in the task file's order (the shuffle of `seed`, as the task file's):
@@ -37,7 +40,7 @@ pub(crate) fn write_plans(w: &Witnesses, seed: u64, tasks: &Path) -> Result<(Str
 /// `lines` its line count.
 pub(crate) fn publish_plans(
     w: &Witnesses,
-    (sha, n): (String, usize),
+    (sha, n, seed): (String, usize, u64),
     tasks: &Path,
     reports: &Path,
     (tasks_sha, lines): (&str, usize),
@@ -49,7 +52,10 @@ pub(crate) fn publish_plans(
             plans.display()
         );
     }
-    let figures = tally_plans(tasks, &plans)?;
+    let figures = match &w.samples {
+        Some(s) if s.len() == n => s.figures(&crate::lines::shuffled_order(seed, n)),
+        _ => tally_plans(tasks, &plans)?,
+    };
     write_reports(reports, tasks, &plans, tasks_sha, &sha, &figures)?;
     Ok(json!({
         "plans_jsonl_sha256": sha,
@@ -236,6 +242,55 @@ mod tests {
         );
         assert_eq!(all.with_compromises, 0.5);
         assert_eq!(all.group_utility, 5.5);
+    }
+
+    /// Issue 27: the figures validate's samples give in the published order are those of
+    /// reading the published task and plans files back, line for line (floats summed in the
+    /// same order), for a shuffle that moves the lines.
+    #[test]
+    fn issue27_figures_of_the_slots_samples_are_those_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (task_part, witness_part) = (dir.path().join("t.part"), dir.path().join("w.part"));
+        let (mut task_lines, mut witness_lines) = (String::new(), String::new());
+        let mut samples = SlotSamples::default();
+        for i in 0..40u32 {
+            let difficulty = ["easy", "medium", "hard"][i as usize % 3];
+            task_lines +=
+                &format!("{{\"task_id\": \"t{i}\", \"difficulty_type\": \"{difficulty}\"}}\n");
+            let utility = f64::from(i) * 0.7 + 0.1;
+            let compromises = match i % 4 {
+                0 => "{\"user\": \"u\", \"path\": \"p\", \"value\": 1}",
+                _ => "",
+            };
+            let line = format!(
+                "{{\"task_id\": \"t{i}\", \"plan\": {{\"days\": []}}, \"compromises\": [{compromises}], \
+                 \"scores\": {{\"group_utility\": {utility}, \"per_user_average\": {}, \"fairness\": 0.3, \
+                 \"upper_bound\": 99.0, \"split_penalty\": {}, \"venues\": {{\"hotels\": {i}, \"meals\": 2}}}}}}",
+                utility / 3.0,
+                i % 2
+            );
+            samples.push(difficulty, &serde_json::from_str(&line).unwrap());
+            witness_lines += &(line + "\n");
+        }
+        std::fs::write(&task_part, task_lines).unwrap();
+        std::fs::write(&witness_part, witness_lines).unwrap();
+        let (seed, tasks) = (11, dir.path().join("test.jsonl"));
+        let w = Witnesses {
+            parts: vec![witness_part],
+            regenerated: 0,
+            samples: Some(samples),
+        };
+        crate::lines::Lines::scan(&[task_part])
+            .unwrap()
+            .write_shuffled(seed, &tasks)
+            .unwrap();
+        let (_, n) = write_plans(&w, seed, &tasks).unwrap();
+        let order = crate::lines::shuffled_order(seed, n);
+        assert_ne!(order, (0..n).collect::<Vec<_>>());
+        let read_back = tally_plans(&tasks, &plans_path(&tasks)).unwrap();
+        let held = w.samples.as_ref().unwrap().figures(&order);
+        assert_eq!(held, read_back);
+        assert_eq!(held.by_difficulty["all"].tasks, 40);
     }
 
     #[test]

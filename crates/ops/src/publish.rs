@@ -147,9 +147,9 @@ pub fn publish(mut p: Publication) -> Result<(String, usize)> {
     let plans = plans.transpose()?;
     crash_point("write:tasks-in-place");
     let witness = match (&p.witnesses, plans) {
-        (Some(w), Some(plans)) => Some(publish_plans(
+        (Some(w), Some((plans_sha, n))) => Some(publish_plans(
             w,
-            plans,
+            (plans_sha, n, p.seed),
             &p.tasks,
             &p.reports,
             (&sha, tasks),
