@@ -53,14 +53,15 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Generate {
             .with("artifact", ARTIFACT_FORMAT)
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let skeletons = &art.sampled()?.skeletons;
-        let pb = super::bar(skeletons.len(), "generate");
+        let sampled = art.sampled()?;
+        let pb = super::bar(sampled.n, "generate");
         let work = &ctx.paths.work;
         gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Generate), |w| {
             let mut pos = 0;
-            for chunk in skeletons.chunks(CHUNK) {
+            for chunk in sampled.chunks(CHUNK)? {
+                let chunk = chunk?;
                 // the tasks are freed by the workers, not one by one here
-                first_attempts(ctx, chunk, w, &mut pos)?
+                first_attempts(ctx, &chunk, w, &mut pos)?
                     .0
                     .into_par_iter()
                     .for_each(drop);

@@ -11,6 +11,7 @@
 mod generate;
 mod prepare;
 mod sample;
+mod sampled;
 mod settle;
 mod shard;
 mod split;
@@ -356,7 +357,7 @@ fn run_split(
     let published = art.publish.take();
     Ok(Some(SplitSummary {
         name: ctx.name.clone(),
-        tasks: art.sampled()?.skeletons.len(),
+        tasks: art.sampled()?.n,
         path: published
             .as_ref()
             .and_then(|p| p.path.clone())

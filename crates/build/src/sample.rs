@@ -8,10 +8,10 @@
 //! bytes of the whole build.
 
 use super::BuildStage;
-use super::split::{Artifacts, Sampled, Split, holds};
+use super::sampled::Sampled;
+use super::split::{Artifacts, Split, holds};
 use crate::CODE_VERSION;
 use anyhow::{Result, bail};
-use gtb_core::jsonl::{from_jsonl, write_jsonl};
 use gtb_core::task::Skeleton;
 use gtb_pipeline::Fingerprint;
 use gtb_pipeline::dag::Stage;
@@ -55,24 +55,14 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Sample {
     }
     fn run(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
         ctx.sampler()?;
-        let skeletons = ctx
-            .slots
-            .clone()
-            .into_par_iter()
-            .map(|slot| sample_slot(ctx, slot))
-            .collect::<Result<Vec<_>>>()?;
-        let work = &ctx.paths.work;
-        write_jsonl(&work.artifact(BuildStage::Sample), &skeletons)?;
-        art.sample = Some(Sampled { skeletons });
+        let path = ctx.paths.work.artifact(BuildStage::Sample);
+        let sampled = Sampled::write(&path, ctx.slots.clone(), |slot| sample_slot(ctx, slot))?;
+        art.sample = Some(sampled);
         Ok(())
     }
     fn reuse(&self, ctx: &Split<'a>, art: &mut Artifacts) -> Result<()> {
-        let work = &ctx.paths.work;
-        let skeletons = from_jsonl(
-            &work.read_artifact(BuildStage::Sample)?,
-            &work.artifact(BuildStage::Sample),
-        )?;
-        art.sample = Some(Sampled { skeletons });
+        let path = ctx.paths.work.artifact(BuildStage::Sample);
+        art.sample = Some(Sampled::read(&path)?);
         Ok(())
     }
 }

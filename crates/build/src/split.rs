@@ -2,9 +2,9 @@
 //! hand on (`Artifacts`).
 
 use super::BuildStage;
+use super::sampled::Sampled;
 use anyhow::Result;
 use gtb_core::config::Config;
-use gtb_core::task::Skeleton;
 use gtb_generate::PreferenceGenerator;
 use gtb_ops::publish::{Shard, ValidateSummary};
 use gtb_pipeline::StageId;
@@ -144,11 +144,6 @@ pub(super) struct Artifacts {
     pub generate_streams: bool,
     pub validate: Option<Validated>,
     pub publish: Option<Published>,
-}
-
-/// What `sample` hands on: the skeletons of the split's slots, in slot order.
-pub(super) struct Sampled {
-    pub skeletons: Vec<Skeleton>,
 }
 
 /// What `validate` hands on.

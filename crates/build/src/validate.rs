@@ -8,7 +8,8 @@
 
 use super::BuildStage;
 use super::generate::{CHUNK, LineAt, TASK_LINE_BYTES, attempt, make_first_attempts, write_lines};
-use super::sample::{class_of, replacement};
+use super::sample::replacement;
+use super::sampled::Sampled;
 use super::settle::{Settled, SlotHistory, Tally, settle_batch};
 use super::split::{Artifacts, Split, Validated};
 use crate::CODE_VERSION;
@@ -61,11 +62,11 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         // the witness search, and the checks, free and take pages at a high rate (`gtb_alloc`)
         let _keep = gtb_alloc::keep_freed_pages();
         let streamed = std::mem::take(&mut art.generate_streams);
-        let skeletons = &art.sampled()?.skeletons;
+        let sampled = art.sampled()?;
         let validator = Validator::new(ctx.res, ctx.cfg);
         let work = &ctx.paths.work;
-        let pb = super::bar(skeletons.len(), "validate");
-        let mut tally = Tally::new(skeletons.len());
+        let pb = super::bar(sampled.n, "validate");
+        let mut tally = Tally::new(sampled.n);
         if ctx.cfg.solve.enabled {
             let witness = gtb_validate::WITNESS.to_string();
             tally.report.checks.insert(witness, Default::default());
@@ -79,9 +80,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         }
         let mut spans = Spans::default();
         let mut settle = |first: &mut FirstAttempts| -> Result<()> {
-            settle_all(
-                ctx, &validator, skeletons, first, &mut tally, &mut spans, &pb,
-            )
+            settle_all(ctx, &validator, sampled, first, &mut tally, &mut spans, &pb)
         };
         let generated = work.artifact(BuildStage::Generate);
         if streamed {
@@ -101,7 +100,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
         gtb_ops::publish::crash_point("validate:lines-written");
         pb.finish_and_clear();
         let samples = std::mem::take(&mut tally.samples);
-        let (report, summary, audit) = summarise(skeletons, tally);
+        let (report, summary, audit) = summarise(sampled, tally);
         // published by the write stage, with the sha256 of the file it describes
         ReportDir(work.root.clone()).write_report(&report)?;
         gtb_core::digest::write_atomic(
@@ -132,7 +131,7 @@ impl<'a> Stage<Split<'a>, Artifacts, BuildStage> for Validate {
 fn settle_all(
     ctx: &Split,
     validator: &Validator,
-    skeletons: &[Skeleton],
+    sampled: &Sampled,
     first_attempts: &mut FirstAttempts,
     tally: &mut Tally,
     spans: &mut Spans,
@@ -141,10 +140,11 @@ fn settle_all(
     let work = &ctx.paths.work;
     gtb_core::digest::write_streaming_atomic(&work.artifact(BuildStage::Validate), |w| {
         let mut fill = |witnesses: &mut dyn Write| -> Result<()> {
-            for (ci, chunk) in skeletons.chunks(CHUNK).enumerate() {
-                let (settled, at) = first_attempts.settle(ctx, validator, chunk)?;
+            for (ci, chunk) in sampled.chunks(CHUNK)?.enumerate() {
+                let chunk = chunk?;
+                let (settled, at) = first_attempts.settle(ctx, validator, &chunk)?;
                 let start = ctx.slots.start + ci * CHUNK;
-                let histories = replace_dropped(ctx, validator, chunk, start, settled, tally)?;
+                let histories = replace_dropped(ctx, validator, &chunk, start, settled, tally)?;
                 let out = Out {
                     w,
                     witnesses,
@@ -205,7 +205,7 @@ impl FirstAttempts<'_> {
 }
 
 /// The stage's report, the manifest's counts and the audit's, once every slot is booked.
-fn summarise(skeletons: &[Skeleton], tally: Tally) -> (Report, ValidateSummary, AuditTally) {
+fn summarise(sampled: &Sampled, tally: Tally) -> (Report, ValidateSummary, AuditTally) {
     let regenerated_for_witness = tally.regenerated_for_witness;
     let Tally {
         mut report,
@@ -213,13 +213,9 @@ fn summarise(skeletons: &[Skeleton], tally: Tally) -> (Report, ValidateSummary, 
         audit,
         ..
     } = tally;
-    report.written = skeletons.len();
-    let mut classes = [0usize; 3];
-    for s in skeletons {
-        classes[class_of(&s.difficulty_type).index()] += 1;
-    }
+    report.written = sampled.n;
     let summary = ValidateSummary {
-        classes,
+        classes: sampled.classes,
         users,
         dropped: report.dropped,
         regenerated_for_witness,

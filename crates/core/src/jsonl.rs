@@ -8,28 +8,40 @@ use std::path::Path;
 /// items are serialised in parallel and written in order, a group of blocks at a time, so that
 /// the file is never held whole in memory (a million skeletons are half a gigabyte).
 pub fn write_jsonl<T: serde::Serialize + Sync>(path: &Path, items: &[T]) -> Result<()> {
-    use rayon::prelude::*;
-    const BLOCK: usize = 1024;
-    const GROUP: usize = 64 * BLOCK;
     crate::digest::write_streaming_atomic(path, |w| {
-        for group in items.chunks(GROUP) {
-            let blocks = group
-                .par_chunks(BLOCK)
-                .map(|block| {
-                    let mut out = Vec::new();
-                    for it in block {
-                        serde_json::to_writer(&mut out, it)?;
-                        out.push(b'\n');
-                    }
-                    Ok(out)
-                })
-                .collect::<serde_json::Result<Vec<Vec<u8>>>>()?;
-            for b in &blocks {
-                w.write_all(b)?;
-            }
+        for group in items.chunks(JSONL_GROUP) {
+            write_jsonl_lines(w, group)?;
         }
         Ok(())
     })
+}
+
+/// Items `write_jsonl` serialises at once (a group of blocks); a caller that makes its items
+/// as it goes makes this many at a time.
+pub const JSONL_GROUP: usize = 64 * JSONL_BLOCK;
+const JSONL_BLOCK: usize = 1024;
+
+/// Append items to `w` as JSON lines: blocks serialised in parallel, written in order.
+pub fn write_jsonl_lines<T: serde::Serialize + Sync>(
+    w: &mut dyn std::io::Write,
+    items: &[T],
+) -> Result<()> {
+    use rayon::prelude::*;
+    let blocks = items
+        .par_chunks(JSONL_BLOCK)
+        .map(|block| {
+            let mut out = Vec::new();
+            for it in block {
+                serde_json::to_writer(&mut out, it)?;
+                out.push(b'\n');
+            }
+            Ok(out)
+        })
+        .collect::<serde_json::Result<Vec<Vec<u8>>>>()?;
+    for b in &blocks {
+        w.write_all(b)?;
+    }
+    Ok(())
 }
 
 /// Decode JSON lines (work artifacts gtb wrote), naming the line of any error.
