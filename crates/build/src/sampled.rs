@@ -5,7 +5,7 @@
 
 use super::sample::class_of;
 use anyhow::{Context, Result};
-use gtb_core::jsonl::{JSONL_GROUP, json_line_error, write_jsonl_lines};
+use gtb_core::jsonl::{JSONL_GROUP, decode_line, write_jsonl_lines};
 use gtb_core::task::Skeleton;
 use rayon::prelude::*;
 use std::io::BufRead;
@@ -133,12 +133,7 @@ impl Chunks {
     fn decode(&self, lines: Vec<(usize, String)>) -> Result<Vec<Skeleton>> {
         let decoded: Vec<Result<Skeleton>> = lines
             .into_par_iter()
-            .map(|(at, l)| {
-                serde_json::from_str(&l).map_err(|e| {
-                    let why = json_line_error(&e, "record");
-                    anyhow::anyhow!("{}:{at}: {why}", self.path.display())
-                })
-            })
+            .map(|(at, l)| decode_line(&l, at, &self.path))
             .collect();
         decoded.into_iter().collect()
     }

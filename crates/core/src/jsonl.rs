@@ -51,17 +51,20 @@ pub fn from_jsonl<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &Path) -> 
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
-                anyhow::anyhow!(
-                    "{}:{}: {}",
-                    what.display(),
-                    i + 1,
-                    json_line_error(&e, "record")
-                )
-            })
-        })
+        .map(|(i, l)| decode_line(l, i + 1, what))
         .collect()
+}
+
+/// Decode line `at` (1-based) of a JSON-lines artifact, naming file and line on error.
+pub fn decode_line<T: serde::de::DeserializeOwned>(
+    line: &str,
+    at: usize,
+    what: &Path,
+) -> Result<T> {
+    serde_json::from_str(line).map_err(|e| {
+        let why = json_line_error(&e, "record");
+        anyhow::anyhow!("{}:{at}: {why}", what.display())
+    })
 }
 
 /// Why one JSON line did not decode, for a `FILE:LINE: ...` message. serde's "at line 1 column
