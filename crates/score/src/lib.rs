@@ -6,6 +6,7 @@
 
 pub mod compromise;
 pub mod hard;
+pub mod joined;
 pub mod pyval;
 pub mod record;
 pub mod resolver;

@@ -12,6 +12,7 @@
 //! a city's stand-in venues, which the solver may fall back on where the resources name too
 //! few venues.
 
+use crate::joined::Joined;
 use gtb_core::FastMap as HashMap;
 use gtb_plan::stand_in;
 use gtb_resources::hours::{OpeningHours, TimeWindow};
@@ -40,6 +41,15 @@ struct CityPois {
     pois: Vec<Poi>,
     chars: Vec<usize>,
     exact: HashMap<String, usize>,
+    /// the names and the categories joined, built at their first use (`PoiDb::texts`)
+    texts: std::sync::OnceLock<Texts>,
+}
+
+/// A city's venue names and categories, each joined in table order (`Joined`).
+#[derive(Debug, Default)]
+pub struct Texts {
+    pub names: Joined,
+    pub categories: Joined,
 }
 
 #[derive(Debug, Default)]
@@ -47,6 +57,15 @@ pub struct PoiDb {
     cities: HashMap<String, CityPois>,
     /// per city: the stand-in venues (`stand_ins`), outside the table: never resolved
     fallback: HashMap<String, Vec<Poi>>,
+}
+
+impl CityPois {
+    fn texts(&self) -> &Texts {
+        self.texts.get_or_init(|| Texts {
+            names: Joined::new(self.pois.iter().map(|p| p.name.as_str())),
+            categories: Joined::new(self.pois.iter().map(|p| p.category.as_str())),
+        })
+    }
 }
 
 /// The resolution rules applied to a stored category (`vocab::resolved_category`).
@@ -135,6 +154,7 @@ impl PoiDb {
 
     pub fn add(&mut self, city: &str, poi: Poi) {
         let c = self.cities.entry(city.to_string()).or_default();
+        c.texts = Default::default();
         match c.exact.get(&poi.name) {
             Some(&i) => c.pois[i] = poi,
             None => {
@@ -155,6 +175,17 @@ impl PoiDb {
         self.cities.get(city).map_or(&[], |c| c.pois.as_slice())
     }
 
+    /// The city's venue names and categories joined (`Texts`), in table order; `None` for a
+    /// city without venues.
+    pub fn texts(&self, city: &str) -> Option<&Texts> {
+        self.cities.get(city).map(CityPois::texts)
+    }
+
+    /// Where the venue of this exact name is in `city(city)`.
+    pub fn position(&self, city: &str, name: &str) -> Option<usize> {
+        self.cities.get(city)?.exact.get(name).copied()
+    }
+
     /// `_match_poi`: the exact name, else the stored name containing `name` with the best
     /// `len(name) / len(stored)` (the first on ties).
     pub fn find(&self, name: &str, city: &str) -> Option<&Poi> {
@@ -168,15 +199,10 @@ impl PoiDb {
         if n == 0 {
             return None;
         }
-        // the needle's searcher built once for the whole table (`str::contains` builds one
-        // per name); a name shorter than the query cannot hold it
+        // ratio n / len beats the best n / best_len when len < best_len
         let finder = memchr::memmem::Finder::new(name.as_bytes());
-        for (i, p) in c.pois.iter().enumerate() {
-            // ratio n / len beats the best n / best_len when len < best_len
-            if p.name.len() >= name.len()
-                && finder.find(p.name.as_bytes()).is_some()
-                && best.is_none_or(|(_, bl)| c.chars[i] < bl)
-            {
+        for i in c.texts().names.containing(&finder) {
+            if best.is_none_or(|(_, bl)| c.chars[i] < bl) {
                 best = Some((i, c.chars[i]));
             }
         }

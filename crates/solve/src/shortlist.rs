@@ -25,12 +25,16 @@ fn keep<T>(items: &mut Vec<T>, keep: &[usize]) {
     });
 }
 
-/// Indices of `0..n` sorted by `key` (then index), the first `k`.
+/// Indices of `0..n` sorted by `key` (then index), the first `k`: each key computed once, and
+/// the first `k` selected before they are sorted (a store's city has thousands of venues).
 fn best_by<K: Ord>(n: usize, k: usize, key: impl Fn(usize) -> K) -> Vec<usize> {
-    let mut ix: Vec<usize> = (0..n).collect();
-    ix.sort_by_key(|&i| (key(i), i));
-    ix.truncate(k);
-    ix
+    let mut ix: Vec<(K, usize)> = (0..n).map(|i| (key(i), i)).collect();
+    if k < ix.len() {
+        ix.select_nth_unstable(k);
+        ix.truncate(k);
+    }
+    ix.sort_unstable();
+    ix.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Cut a destination's venues to those a plan could want (see the module's comment) for a

@@ -5,6 +5,7 @@
 use crate::names::{hours_text, venue_id};
 use crate::{MAX_ANSWER_CHARS, World, no_data, param};
 use gtb_resources::CityId;
+use gtb_score::PoiDb;
 use gtb_score::resolver::{Poi, PoiKind};
 use serde_json::{Map, Value, json};
 
@@ -46,21 +47,48 @@ fn kind_label(k: PoiKind) -> &'static str {
     }
 }
 
-/// How well a venue matches a keyword: 0 no match, 4 exact name, 3 name contains it, 2 the
-/// keyword contains the name, 1 category or generic word.
-fn relevance(p: &Poi, kw: &str) -> u8 {
-    if let Some((_, kind)) = GENERIC.iter().find(|(w, _)| *w == kw) {
-        return u8::from(p.kind == *kind);
+/// Each venue's relevance to the best of the keywords, for the venues of `city` in table
+/// order. A venue's relevance to a keyword: 0 no match, 4 exact name, 3 name contains it, 2 it
+/// contains the name (of two characters or more), 1 category or generic word. Found through
+/// the city's joined names and categories (`PoiDb::texts`) rather than venue by venue: a
+/// city of the release's 338,000-POI dump has thousands.
+fn relevances(db: &PoiDb, city: &str, keywords: &[&str]) -> Vec<u8> {
+    let pois = db.city(city);
+    let mut rel = vec![0u8; pois.len()];
+    let Some(texts) = db.texts(city) else {
+        return rel;
+    };
+    let mut raise = |i: usize, r: u8| rel[i] = rel[i].max(r);
+    for &kw in keywords {
+        if let Some(&(_, kind)) = GENERIC.iter().find(|(w, _)| *w == kw) {
+            let of_kind = pois.iter().enumerate().filter(|(_, p)| p.kind == kind);
+            of_kind.for_each(|(i, _)| raise(i, 1));
+            continue;
+        }
+        let finder = memchr::memmem::Finder::new(kw);
+        for i in texts.categories.containing(&finder) {
+            raise(i, 1);
+        }
+        for i in texts.names.containing(&finder) {
+            raise(i, if pois[i].name == kw { 4 } else { 3 });
+        }
+        // the names the keyword contains: its runs of two characters or more, as long as a
+        // name at most
+        let bounds: Vec<usize> = kw
+            .char_indices()
+            .map(|(b, _)| b)
+            .chain([kw.len()])
+            .collect();
+        for (k, &from) in bounds.iter().enumerate() {
+            let ends = bounds[k + 1..].iter().skip(1);
+            for &to in ends.take_while(|&&to| to - from <= texts.names.longest()) {
+                if let Some(i) = db.position(city, &kw[from..to]) {
+                    raise(i, 2);
+                }
+            }
+        }
     }
-    if p.name == kw {
-        4
-    } else if p.name.contains(kw) {
-        3
-    } else if p.name.chars().count() >= 2 && kw.contains(p.name.as_str()) {
-        2
-    } else {
-        u8::from(p.category.contains(kw))
-    }
+    rel
 }
 
 impl World<'_> {
@@ -137,14 +165,11 @@ impl World<'_> {
             .split(|ch: char| ch.is_whitespace() || "|,，、/".contains(ch))
             .filter(|s| !s.is_empty())
             .collect();
-        let mut hits: Vec<(u8, &Poi)> = self
-            .db
-            .city(city)
-            .iter()
-            .filter_map(|poi| {
-                let r = parts.iter().map(|k| relevance(poi, k)).max().unwrap_or(0);
-                (r > 0).then_some((r, poi))
-            })
+        let pois = self.db.city(city).iter();
+        let mut hits: Vec<(u8, &Poi)> = relevances(&self.db, city, &parts)
+            .into_iter()
+            .zip(pois)
+            .filter(|&(r, _)| r > 0)
             .collect();
         let num = |k: &str| crate::get(p, k).and_then(Value::as_f64);
         if let Some(lo) = num("price_min") {
@@ -422,5 +447,70 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A venue's relevance as first written, venue by venue.
+    fn relevance_of(p: &Poi, kw: &str) -> u8 {
+        if let Some((_, kind)) = GENERIC.iter().find(|(w, _)| *w == kw) {
+            return u8::from(p.kind == *kind);
+        }
+        if p.name == kw {
+            4
+        } else if p.name.contains(kw) {
+            3
+        } else if p.name.chars().count() >= 2 && kw.contains(p.name.as_str()) {
+            2
+        } else {
+            u8::from(p.category.contains(kw))
+        }
+    }
+
+    /// `relevances` (the joined names and categories) gives each venue what the venue-by-venue
+    /// rule gives, for exact names, parts of names, names inside keywords, one-character
+    /// names, categories, generic words and several keywords at once.
+    #[test]
+    fn relevances_are_the_venue_by_venue_rule() {
+        let venue = |name: &str, category: &str, kind| Poi {
+            name: name.into(),
+            category: category.into(),
+            kind,
+            hours: None,
+            price: 50,
+            attraction: None,
+            stand_in: false,
+        };
+        let mut db = PoiDb::default();
+        let city = "杭州市";
+        for p in [
+            venue("西湖", "湖泊", PoiKind::Attraction),
+            venue("西湖醋鱼馆", "杭帮菜", PoiKind::Food),
+            venue("湖", "湖泊", PoiKind::Attraction),
+            venue("楼外楼", "杭帮菜", PoiKind::Food),
+            venue("外楼", "小吃", PoiKind::Food),
+            venue("西湖国宾馆", "豪华型", PoiKind::Hotel),
+            venue("", "小吃", PoiKind::Food),
+        ] {
+            db.add(city, p);
+        }
+        let queries: [&[&str]; 9] = [
+            &["西湖"],
+            &["湖"],
+            &["楼外楼西湖醋鱼馆"],
+            &["杭帮菜"],
+            &["美食"],
+            &["酒店", "西湖"],
+            &["不在"],
+            &["外楼", "湖泊"],
+            &["西湖国宾馆附近"],
+        ];
+        for kws in queries {
+            let want: Vec<u8> = db
+                .city(city)
+                .iter()
+                .map(|p| kws.iter().map(|k| relevance_of(p, k)).max().unwrap_or(0))
+                .collect();
+            assert_eq!(relevances(&db, city, kws), want, "{kws:?}");
+        }
+        assert!(relevances(&db, "无此城", &["西湖"]).is_empty());
     }
 }
