@@ -51,6 +51,7 @@ fn temps(dir: &Path) -> Vec<PathBuf> {
 fn crash_leaving_temp(out: &Path, point: &str, temp: &str) {
     let o = gtb()
         .args(build_args(out, 5000, 3))
+        .arg("--no-witness")
         .env("GTB_CRASH_AT", point)
         .output()
         .unwrap();
@@ -141,7 +142,9 @@ fn issue13_02_concurrent_builds_fail_fast_naming_the_holder_or_wait() {
             .iter()
             .map(|&seed| {
                 let mut c = gtb();
+                // no witness search: the lock is what is tested, not 1,500 plans
                 c.args(build_args(&out, 1500, seed))
+                    .arg("--no-witness")
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
                 if wait {
@@ -249,7 +252,13 @@ fn issue13_04_temp_files_of_dead_runs_are_removed() {
     // a temp of a live process (this test) is not touched
     let live = out.join(format!("notes.txt.tmp{}", std::process::id()));
     std::fs::write(&live, b"in use").unwrap();
-    let o = gtb().args(build_args(&out, 5000, 3)).output().unwrap();
+    // without witnesses: temp files and resuming are the same with them, and the witness
+    // search of 5,000 tasks, four times, was most of this test's time
+    let o = gtb()
+        .args(build_args(&out, 5000, 3))
+        .arg("--no-witness")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("temp file(s) left by runs that died"),
@@ -259,7 +268,11 @@ fn issue13_04_temp_files_of_dead_runs_are_removed() {
     assert_eq!(temps(&out), vec![live]);
     // the rerun resumed to the same bytes as an uninterrupted build
     let clean = dir.path().join("clean");
-    let o = gtb().args(build_args(&clean, 5000, 3)).output().unwrap();
+    let o = gtb()
+        .args(build_args(&clean, 5000, 3))
+        .arg("--no-witness")
+        .output()
+        .unwrap();
     assert!(o.status.success());
     assert_eq!(
         sha256(&out.join("test.jsonl")),
