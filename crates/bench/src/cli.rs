@@ -8,7 +8,7 @@ use std::time::Instant;
 
 /// Run the gtb binary (beside this one) with `args`: its wall time and its own peak RSS
 /// (MiB), from `wait4`'s resource usage of that child.
-fn run_gtb(args: &[&str]) -> anyhow::Result<(f64, f64)> {
+pub(crate) fn run_gtb(args: &[&str]) -> anyhow::Result<(f64, f64)> {
     let gtb = std::env::current_exe()?.with_file_name("gtb");
     anyhow::ensure!(
         gtb.exists(),

@@ -18,6 +18,7 @@
 //!
 //!     gtb-bench fixture-release --pois 338000 --out FILE [--seed S] [--malformed K]
 //!     gtb-bench import-release FILE      (wall time and peak RSS of `gtb import release`)
+//!     gtb-bench build-release FILE [--n N]   (`gtb build` over its store: wall, RSS, world)
 //!
 //! The OpenStreetMap import alone: `gtb-bench osm-import`. The witness search's CPU per task
 //! (median and p99 by difficulty) of any task file: `gtb-bench solver-cpu TASKS [--threads N]`.
@@ -95,6 +96,7 @@ usage: gtb-bench [--large]        every section (--large adds the 100,000-task r
          world | serve | llm | osm-import
          fixture-release --pois N --out FILE [--seed S] [--malformed K]
          import-release FILE
+         build-release FILE [--n N]
 Run it from the project root (it reads gtb.toml), as `make bench` does.";
 
 fn main() -> std::process::ExitCode {
@@ -127,6 +129,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         }
         Some("fixture-release") => return release::fixture_release(&args[2..]),
         Some("import-release") => return release::import_release(&args[2..]),
+        Some("build-release") => return release::build_release(&args[2..]),
         Some("solver-cpu") => return solver_cpu::command(&args[2..]),
         Some("serve") => {
             return in_scratch("serve", |dir| {
