@@ -175,8 +175,9 @@ impl PoiDb {
         self.cities.get(city).map_or(&[], |c| c.pois.as_slice())
     }
 
-    /// The city's venue names and categories joined (`Texts`), in table order; `None` for a
-    /// city without venues.
+    /// The city's venue names and categories joined (`Texts`), in table order (built at the
+    /// first call for the city, and again after an `add` to it); `None` for a city the table
+    /// does not have.
     pub fn texts(&self, city: &str) -> Option<&Texts> {
         self.cities.get(city).map(CityPois::texts)
     }
